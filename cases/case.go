@@ -1,0 +1,162 @@
+// Package cases defines a conformance case and the T a case runs with. The
+// catalogues live in subpackages, one per suite (cases/wire, …); each entry
+// reads like the requirement it enforces and talks to the SUT only through T.
+package cases
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+
+	conformpb "github.com/conform-suite/conform/proto/conform/v1"
+	"github.com/conform-suite/conform/reports"
+)
+
+// A Case checks one requirement of the specification.
+type Case struct {
+	// ID is the case's stable name, suite/section/slug, for example
+	// wire/1.3/byte-at-a-time. It never changes and is never reused.
+	ID string
+	// Title states the requirement in one line.
+	Title string
+	// Spec cites the section enforced, for example "ranvier-wire §1.3".
+	Spec string
+	// Level is the requirement's RFC 2119 level. It decides what a failed
+	// check means: fail for MUST, warn for SHOULD, info for MAY and INFO.
+	Level reports.Level
+	// Profile is the profile a SUT declares to implement this case.
+	Profile string
+	// Tags classify the case; "reconstructed" marks a verdict that rests on
+	// spec/RECONSTRUCTED.md rather than on a source document.
+	Tags []string
+	// Vectors are the IDs of the corpus vectors the case uses.
+	Vectors []string
+	// Run performs the case.
+	Run func(t *T)
+}
+
+// Suite returns the case's suite, the first part of its ID.
+func (c *Case) Suite() string { return reports.SuiteOf(c.ID) }
+
+// Check validates a catalogue: IDs well formed, unique, and every field set.
+func Check(cs []Case) error {
+	seen := map[string]bool{}
+	for _, c := range cs {
+		parts := strings.Split(c.ID, "/")
+		if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
+			return fmt.Errorf("case %q: an ID is suite/section/slug", c.ID)
+		}
+		if seen[c.ID] {
+			return fmt.Errorf("case %q: ID used twice", c.ID)
+		}
+		seen[c.ID] = true
+		switch {
+		case c.Title == "", c.Spec == "", c.Profile == "", c.Run == nil:
+			return fmt.Errorf("case %q: title, spec, profile and run are required", c.ID)
+		case c.Level != reports.MUST && c.Level != reports.SHOULD && c.Level != reports.MAY && c.Level != reports.INFO:
+			return fmt.Errorf("case %q: level %q is not MUST, SHOULD, MAY or INFO", c.ID, c.Level)
+		}
+	}
+	return nil
+}
+
+// Sorted returns cs sorted by ID.
+func Sorted(cs []Case) []Case {
+	out := append([]Case(nil), cs...)
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// Abort stops a case with an outcome other than the one its checks would
+// give: a skip, or an error attributed to the SUT. T.Do raises it; the runner
+// recovers it.
+type Abort struct {
+	Outcome reports.Outcome
+	// Kind is the error kind, with Outcome error.
+	Kind    string
+	Message string
+	Stderr  string
+	// Unimplemented is set when the SUT answered Unimplemented.
+	Unimplemented bool
+}
+
+func (a *Abort) Error() string { return fmt.Sprintf("%s: %s", a.Outcome, a.Message) }
+
+// T is what a case runs with: the SUT, a seeded source of randomness, and the
+// record of what the case found.
+type T struct {
+	ctx   context.Context
+	do    DoFunc
+	hello *conformpb.Hello
+	rand  *rand.Rand
+
+	evidence []reports.Evidence
+	notes    []string
+}
+
+// DoFunc performs one request on the SUT. It returns the response only when
+// the SUT answered with the op's result; otherwise it returns an *Abort.
+type DoFunc func(ctx context.Context, req *conformpb.Request) (*conformpb.Response, error)
+
+// NewT returns a T for one case. The runner supplies do, with the op timeout
+// and the carrier's error handling; seed seeds the case's randomness.
+func NewT(ctx context.Context, hello *conformpb.Hello, seed uint64, do DoFunc) *T {
+	return &T{ctx: ctx, do: do, hello: hello, rand: rand.New(rand.NewPCG(seed, 0x636f6e666f726d))}
+}
+
+// Context returns the case's context.
+func (t *T) Context() context.Context { return t.ctx }
+
+// Hello returns the SUT's Hello, for the bounds it declares.
+func (t *T) Hello() *conformpb.Hello { return t.hello }
+
+// Rand returns the case's seeded randomness: the same seed and case give the
+// same chunkings, so a failure reproduces.
+func (t *T) Rand() *rand.Rand { return t.rand }
+
+// Do sends req to the SUT and returns the response. A SUT error, an
+// Unimplemented answer or an Error answer ends the case with an Abort.
+func (t *T) Do(req *conformpb.Request) *conformpb.Response {
+	resp, err := t.do(t.ctx, req)
+	if err != nil {
+		var a *Abort
+		if !errors.As(err, &a) {
+			a = &Abort{Outcome: reports.Error, Kind: "harness", Message: err.Error()}
+		}
+		panic(a)
+	}
+	return resp
+}
+
+// Protocolf ends the case with an error of kind protocol: the SUT answered
+// with something conform.v1 does not allow, such as the result of another op
+// or a batch of the wrong length.
+func (t *T) Protocolf(format string, args ...any) {
+	panic(&Abort{Outcome: reports.Error, Kind: "protocol", Message: fmt.Sprintf(format, args...)})
+}
+
+// Fail records a broken requirement with its evidence. The case goes on, so
+// that one run shows every check that failed.
+func (t *T) Fail(e reports.Evidence) { t.evidence = append(t.evidence, e) }
+
+// Failf records a broken requirement described by a message alone.
+func (t *T) Failf(format string, args ...any) {
+	t.Fail(reports.Evidence{Message: fmt.Sprintf(format, args...)})
+}
+
+// Note records what an informational case observed.
+func (t *T) Note(format string, args ...any) {
+	t.notes = append(t.notes, fmt.Sprintf(format, args...))
+}
+
+// Failed reports whether a check has failed.
+func (t *T) Failed() bool { return len(t.evidence) > 0 }
+
+// Evidence returns what the failed checks recorded.
+func (t *T) Evidence() []reports.Evidence { return t.evidence }
+
+// Notes returns what the case observed.
+func (t *T) Notes() []string { return t.notes }

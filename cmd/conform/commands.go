@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/conform-suite/conform/cases/catalog"
+	"github.com/conform-suite/conform/corpus"
+	"github.com/conform-suite/conform/runner"
+	"github.com/conform-suite/conform/sut"
+	"github.com/conform-suite/conform/sut/fault"
+	"github.com/conform-suite/conform/sut/impl"
+	"github.com/conform-suite/conform/sut/mutant"
+)
+
+func cmdList(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("list", stderr)
+	var profiles, globs listFlag
+	fs.Var(&profiles, "profile", "list only these profiles or suites")
+	fs.Var(&globs, "case", "list only cases whose ID matches this glob")
+	if _, err := parse(fs, args); err != nil {
+		return flagExit(err)
+	}
+	cat, err := catalog.Load()
+	if err != nil {
+		fmt.Fprintf(stderr, "conform: %v\n", err)
+		return 1
+	}
+	sel, err := runner.Select(cat.Cases, profiles, globs)
+	if err != nil {
+		fmt.Fprintf(stderr, "conform list: %v\n", err)
+		return exitUsage
+	}
+	for _, c := range sel {
+		fmt.Fprintf(stdout, "%s\t%s\t%s\t%s\t%s\n", c.ID, c.Level, c.Profile, c.Spec, c.Title)
+	}
+	return 0
+}
+
+func cmdExplain(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("explain", stderr)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return flagExit(err)
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(stderr, "usage: conform explain ID")
+		return exitUsage
+	}
+	cat, err := catalog.Load()
+	if err != nil {
+		fmt.Fprintf(stderr, "conform: %v\n", err)
+		return 1
+	}
+	c, ok := cat.Lookup(pos[0])
+	if !ok {
+		if why, retired := catalog.Retired[pos[0]]; retired {
+			fmt.Fprintf(stdout, "%s is retired: %s\n", pos[0], why)
+			return 0
+		}
+		fmt.Fprintf(stderr, "conform explain: no case %q (conform list shows the catalogue)\n", pos[0])
+		return exitUsage
+	}
+	fmt.Fprintf(stdout, "%s\n\n  %s\n\n", c.ID, c.Title)
+	fmt.Fprintf(stdout, "level:    %s\nprofile:  %s\nspec:     %s\n", c.Level, c.Profile, c.Spec)
+	if len(c.Tags) > 0 {
+		fmt.Fprintf(stdout, "tags:     %s\n", strings.Join(c.Tags, ", "))
+	}
+	if len(c.Vectors) > 0 {
+		fmt.Fprintln(stdout, "vectors:")
+		for _, id := range c.Vectors {
+			v, ok := cat.Wire.Lookup(id)
+			if !ok {
+				continue
+			}
+			fmt.Fprintf(stdout, "  %s  (%s)\n    %s\n    input: %s\n", v.ID, v.Spec, v.Title, corpus.FormatHex(v.Input))
+		}
+	}
+	return 0
+}
+
+func cmdReference(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("reference", stderr)
+	asJSON := fs.Bool("json", false, "answer in conform.v1's canonical JSON rather than binary protobuf")
+	if _, err := parse(fs, args); err != nil {
+		return flagExit(err)
+	}
+	enc := sut.Binary
+	if *asJSON {
+		enc = sut.JSON
+	}
+	if err := sut.Serve(ctx, stdin, stdout, impl.Reference(), enc); err != nil {
+		fmt.Fprintf(stderr, "conform reference: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func cmdMutants(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	if _, err := parse(newFlags("mutants", stderr), args); err != nil {
+		return flagExit(err)
+	}
+	for _, m := range mutant.All() {
+		fmt.Fprintf(stdout, "%s\t%s\t%s\n", m.Name, m.Suite, m.Bug)
+	}
+	return 0
+}
+
+func cmdFaults(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	if _, err := parse(newFlags("faults", stderr), args); err != nil {
+		return flagExit(err)
+	}
+	for _, f := range fault.All() {
+		fmt.Fprintf(stdout, "%s\t%s\t%s\n", f.Name, f.Suite, f.Bug)
+	}
+	return 0
+}
+
+func cmdFault(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) != 1 {
+		fmt.Fprintln(stderr, "usage: conform fault NAME")
+		return exitUsage
+	}
+	f, ok := fault.Lookup(args[0])
+	if !ok {
+		fmt.Fprintf(stderr, "conform fault: no fault %q\n", args[0])
+		return exitUsage
+	}
+	if err := f.Serve(ctx, stdin, os.Stdout); err != nil {
+		fmt.Fprintf(stderr, "conform fault %s: %v\n", f.Name, err)
+		return 1
+	}
+	return 0
+}
+
+func cmdVersion(_ context.Context, _ []string, _ io.Reader, stdout, _ io.Writer) int {
+	fmt.Fprintf(stdout, "conform %s\n", impl.Version())
+	return 0
+}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/conform-suite/conform/cases/catalog"
+	"github.com/conform-suite/conform/reports"
+	"github.com/conform-suite/conform/runner"
+	"github.com/conform-suite/conform/sut"
+	"github.com/conform-suite/conform/sut/dial"
+	"github.com/conform-suite/conform/sut/impl"
+)
+
+// DefaultSeed seeds every random choice a case makes unless --seed is given.
+const DefaultSeed = 1
+
+func cmdRun(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("run", stderr)
+	spec := fs.String("sut", "", "the SUT: builtin:reference, builtin:mutant/NAME, builtin:fault/NAME, exec:CMD, or a program path")
+	var profiles, globs listFlag
+	fs.Var(&profiles, "profile", "run only these profiles or suites (comma-separated, repeatable)")
+	fs.Var(&globs, "case", "run only cases whose ID matches this glob (repeatable; * stops at /, a trailing ** matches all below)")
+	seed := fs.Int64("seed", DefaultSeed, "seed for every random choice a case makes")
+	strict := fs.Bool("strict", false, "treat a broken SHOULD (warn) as a failure")
+	timeout := fs.Duration("timeout", runner.DefaultTimeout, "timeout for each op")
+	maxTimeouts := fs.Int("max-timeouts", runner.DefaultMaxTimeouts, "consecutive timeouts after which the SUT is presumed lost")
+	jsonOut := fs.String("json", "", "write the record to this file (atomically)")
+	verbose := fs.Bool("v", false, "print every case, passes included")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return flagExit(err)
+	}
+	if len(pos) > 0 {
+		fmt.Fprintf(stderr, "conform run: unexpected argument %q\n", pos[0])
+		return exitUsage
+	}
+	if *spec == "" {
+		fmt.Fprintln(stderr, "conform run: --sut is required (try --sut builtin:reference)")
+		return exitUsage
+	}
+	cat, err := catalog.Load()
+	if err != nil {
+		fmt.Fprintf(stderr, "conform: %v\n", err)
+		return 1
+	}
+	selected, err := runner.Select(cat.Cases, profiles, globs)
+	if err != nil {
+		fmt.Fprintf(stderr, "conform run: %v\n", err)
+		return exitUsage
+	}
+	if len(selected) == 0 {
+		fmt.Fprintln(stderr, "conform run: no case matches the selection (conform list shows the catalogue)")
+		return exitUsage
+	}
+
+	client, err := dial.Open(ctx, *spec, dial.Options{Self: self(), HelloTimeout: *timeout})
+	var usageErr *dial.UsageError
+	if errors.As(err, &usageErr) {
+		fmt.Fprintf(stderr, "conform run: %v\n", err)
+		return exitUsage
+	}
+	cfg := runner.Config{
+		Spec: *spec, Client: client, Cases: selected, Profiles: profiles, CaseGlobs: globs,
+		Seed: *seed, Strict: *strict, Timeout: *timeout, MaxTimeouts: *maxTimeouts,
+		Corpus: cat.Corpus, Version: impl.Version(),
+	}
+	if err != nil {
+		// The SUT never said Hello: every selected case is recorded as an
+		// error so the record shows what was attempted.
+		fmt.Fprintf(stderr, "conform run: %v\n", err)
+		var se *sut.Error
+		if errors.As(err, &se) && se.Stderr != "" {
+			fmt.Fprintf(stderr, "the SUT's standard error ended with:\n%s\n", se.Stderr)
+		}
+		cfg.Client = nil
+	} else {
+		defer client.Close()
+	}
+	rec := runner.Run(ctx, cfg)
+	if ctx.Err() != nil {
+		rec.Interrupted = true
+		rec.ExitCode = runner.ExitCode(rec)
+	}
+	if *jsonOut != "" {
+		if err := reports.WriteJSON(*jsonOut, rec); err != nil {
+			fmt.Fprintf(stderr, "conform run: %v\n", err)
+			return 1
+		}
+	}
+	reports.WriteText(stdout, rec, *verbose)
+	return rec.ExitCode
+}
+
+// self returns the command that runs this conform binary.
+func self() []string {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil
+	}
+	return []string{exe}
+}
+

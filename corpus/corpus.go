@@ -1,0 +1,186 @@
+// Package corpus holds conform's golden vectors as data files, versioned by
+// directory (wire/v1/…), and loads them. Each vector names the spec section
+// it comes from, its input bytes in hex and the expected outcome; cases use
+// vectors, and a test proves the reference reproduces every one of them.
+package corpus
+
+import (
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+)
+
+//go:embed wire/v1/*.json
+var files embed.FS
+
+// WireVersion is the version of the wire vectors the cases use.
+const WireVersion = "wire/v1"
+
+// Vector is one golden vector of the wire suite: the bytes of a connection
+// and what a reader, a decoder and a subscriber must make of them.
+type Vector struct {
+	// ID is the vector's stable name, for example wire/v1/frame-sample.
+	ID    string   `json:"id"`
+	Spec  string   `json:"spec"`
+	Title string   `json:"title"`
+	Tags  []string `json:"tags,omitempty"`
+	// Input is the connection's bytes, in hex.
+	Input Hex `json:"input"`
+	// Frames are the payloads a reader yields, in order.
+	Frames []Hex `json:"frames"`
+	// End is the reader's state after the input: idle, waiting or
+	// too_large. Claimed is the TooLarge claim; Buffered, if set, is the
+	// count of bytes a waiting reader holds.
+	End      string  `json:"end"`
+	Claimed  uint64  `json:"claimed,omitempty"`
+	Buffered *uint64 `json:"buffered,omitempty"`
+	// AtEOS is the reader's state when the stream ends after the input:
+	// closed or truncated. Empty when the reader has already refused.
+	AtEOS string `json:"at_eos,omitempty"`
+	// Message, if set, says how the single frame's payload decodes.
+	Message *Message `json:"message,omitempty"`
+	// Receive, if set, is what a data-plane subscriber does with the input.
+	Receive *Receive `json:"receive,omitempty"`
+}
+
+// Message is the expected decoding of a vector's one payload.
+type Message struct {
+	// Type is the fully-qualified message name.
+	Type string `json:"type"`
+	// JSON is the decoded message in canonical JSON; compare as messages.
+	JSON json.RawMessage `json:"json,omitempty"`
+	// Undecodable: the payload must fail to decode.
+	Undecodable bool `json:"undecodable,omitempty"`
+	// Open: the spec leaves the decoding open (informational).
+	Open bool `json:"open,omitempty"`
+	// Encoding says how an encoder is checked against the payload: exact
+	// (byte equality, where one encoding exists), roundtrip, or none.
+	Encoding string `json:"encoding,omitempty"`
+}
+
+// Receive is the expected receive step of a subscriber.
+type Receive struct {
+	// Actions are delivered, skipped_undecodable or skipped_no_variant,
+	// one per frame.
+	Actions    []string `json:"actions"`
+	Closed     bool     `json:"closed"`
+	Unreadable uint64   `json:"unreadable"`
+}
+
+// Hex is bytes written as hex digits, with optional spaces.
+type Hex []byte
+
+func (h Hex) MarshalJSON() ([]byte, error) { return json.Marshal(FormatHex(h)) }
+
+func (h *Hex) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := hex.DecodeString(strings.ReplaceAll(s, " ", ""))
+	if err != nil {
+		return fmt.Errorf("bad hex %q: %w", s, err)
+	}
+	*h = v
+	return nil
+}
+
+// FormatHex writes b as spaced hex, the way the spec prints bytes.
+func FormatHex(b []byte) string {
+	var sb strings.Builder
+	for i, c := range b {
+		if i > 0 {
+			sb.WriteByte(' ')
+		}
+		fmt.Fprintf(&sb, "%02x", c)
+	}
+	return sb.String()
+}
+
+// Set is a loaded set of vectors.
+type Set struct {
+	byID   map[string]*Vector
+	ids    []string
+	digest string
+}
+
+// Wire loads the wire vectors.
+func Wire() (*Set, error) { return load(WireVersion) }
+
+// MustWire loads the wire vectors and panics if they are malformed, which
+// is a build defect caught by the corpus tests.
+func MustWire() *Set {
+	s, err := Wire()
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+func load(dir string) (*Set, error) {
+	names, err := fs.Glob(files, dir+"/*.json")
+	if err != nil {
+		return nil, err
+	}
+	s := &Set{byID: map[string]*Vector{}}
+	h := sha256.New()
+	sort.Strings(names)
+	for _, name := range names {
+		b, err := files.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		h.Write([]byte(name))
+		h.Write(b)
+		v := new(Vector)
+		dec := json.NewDecoder(strings.NewReader(string(b)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(v); err != nil {
+			return nil, fmt.Errorf("corpus %s: %w", name, err)
+		}
+		if want := dir + "/" + strings.TrimSuffix(path.Base(name), ".json"); v.ID != want {
+			return nil, fmt.Errorf("corpus %s: id %q, want %q", name, v.ID, want)
+		}
+		s.byID[v.ID] = v
+		s.ids = append(s.ids, v.ID)
+	}
+	s.digest = fmt.Sprintf("%x", h.Sum(nil))
+	return s, nil
+}
+
+// Get returns the vector with the given ID, or panics: a case naming a
+// vector that does not exist is a conform bug the catalogue test catches.
+func (s *Set) Get(id string) *Vector {
+	v, ok := s.byID[id]
+	if !ok {
+		panic(fmt.Sprintf("corpus: no vector %q", id))
+	}
+	return v
+}
+
+// Lookup returns the vector with the given ID.
+func (s *Set) Lookup(id string) (*Vector, bool) {
+	v, ok := s.byID[id]
+	return v, ok
+}
+
+// IDs returns every vector ID, sorted.
+func (s *Set) IDs() []string { return append([]string(nil), s.ids...) }
+
+// All returns every vector, sorted by ID.
+func (s *Set) All() []*Vector {
+	out := make([]*Vector, len(s.ids))
+	for i, id := range s.ids {
+		out[i] = s.byID[id]
+	}
+	return out
+}
+
+// Digest is the SHA-256 of the set's files, for the record.
+func (s *Set) Digest() string { return s.digest }

@@ -1,0 +1,166 @@
+// Package reports defines conform's record — one JSON document per run, with
+// a published JSON Schema (record.schema.json) — and its writers. Every other
+// rendering (the terminal summary, and later JUnit XML, Markdown and HTML) is
+// computed from a Record, never separately.
+package reports
+
+import (
+	_ "embed"
+	"encoding/json"
+	"time"
+)
+
+// SchemaID names the record format; it changes when a field changes meaning.
+const SchemaID = "https://conform.invalid/schema/record/v1"
+
+// Schema is the JSON Schema of the record.
+//
+//go:embed record.schema.json
+var Schema []byte
+
+// Level is a requirement's RFC 2119 level. The words are fixed: CI scripts
+// read them.
+type Level string
+
+const (
+	MUST   Level = "MUST"   // MUST and MUST NOT
+	SHOULD Level = "SHOULD" // SHOULD and SHOULD NOT
+	MAY    Level = "MAY"
+	INFO   Level = "INFO" // behaviour the spec leaves open
+)
+
+// Outcome is a case's result. The words are fixed: CI scripts read them.
+type Outcome string
+
+const (
+	Pass  Outcome = "pass"
+	Fail  Outcome = "fail"  // a MUST broken
+	Warn  Outcome = "warn"  // a SHOULD broken; a fail under --strict
+	Info  Outcome = "info"  // recorded, never judged
+	Skip  Outcome = "skip"  // unimplemented, or profile not selected or declared
+	Error Outcome = "error" // the SUT crashed, hung or broke conform.v1
+)
+
+// Outcomes lists every outcome in the order summaries print them.
+var Outcomes = []Outcome{Pass, Fail, Warn, Info, Skip, Error}
+
+// Record is the conformance record of one run.
+type Record struct {
+	Schema string `json:"schema"`
+	// Conform is the version of conform that ran.
+	Conform string `json:"conform"`
+	// Corpus names the golden vectors used and their digest.
+	Corpus      string    `json:"corpus"`
+	Started     time.Time `json:"started"`
+	DurationSec float64   `json:"duration_sec"`
+	// Interrupted is set when the run stopped before every selected case
+	// ran (Ctrl+C, or the SUT lost); the record holds what did run.
+	Interrupted bool   `json:"interrupted"`
+	SUT         SUT    `json:"sut"`
+	Seed        int64  `json:"seed"`
+	Strict      bool   `json:"strict"`
+	Selection   Select `json:"selection"`
+	// Undeclared lists selected profiles the SUT's Hello does not declare.
+	Undeclared []string `json:"undeclared_profiles"`
+	// Unimplemented lists cases the SUT answered Unimplemented although it
+	// declared their profile: coverage it claims and does not have.
+	Unimplemented []string     `json:"declared_but_unimplemented"`
+	Cases         []CaseResult `json:"cases"`
+	Summary       Summary      `json:"summary"`
+	ExitCode      int          `json:"exit_code"`
+}
+
+// SUT is what the record knows about the implementation.
+type SUT struct {
+	// Spec is the --sut value.
+	Spec    string `json:"spec"`
+	Carrier string `json:"carrier"`
+	// Hello is the SUT's Hello in canonical JSON, or null if none came.
+	Hello json.RawMessage `json:"hello"`
+}
+
+// Select is what the user selected.
+type Select struct {
+	Profiles []string `json:"profiles"`
+	Cases    []string `json:"cases"`
+}
+
+// CaseResult is one case's entry.
+type CaseResult struct {
+	ID      string   `json:"id"`
+	Title   string   `json:"title"`
+	Spec    string   `json:"spec"`
+	Level   Level    `json:"level"`
+	Profile string   `json:"profile"`
+	Tags    []string `json:"tags"`
+	Outcome Outcome  `json:"outcome"`
+	// ErrorKind is set with outcome error: crash, timeout, protocol, start,
+	// op-error (the SUT answered Error), lost (not run: the SUT was presumed
+	// lost), interrupted or harness (a bug in conform).
+	ErrorKind string `json:"error_kind,omitempty"`
+	// Message says why, for any outcome but pass.
+	Message     string     `json:"message,omitempty"`
+	DurationSec float64    `json:"duration_sec"`
+	Evidence    []Evidence `json:"evidence"`
+	// Notes are what an informational case observed.
+	Notes []string `json:"notes,omitempty"`
+	// Reproduce is the command that reruns this case alone.
+	Reproduce string `json:"reproduce,omitempty"`
+}
+
+// Evidence is one observation behind a non-pass outcome.
+type Evidence struct {
+	Message string `json:"message"`
+	// Input is what was sent, as hex or a description.
+	Input    string `json:"input,omitempty"`
+	Expected string `json:"expected,omitempty"`
+	Got      string `json:"got,omitempty"`
+	// Diff is a structural diff of expected against got.
+	Diff string `json:"diff,omitempty"`
+	// Stderr is the tail of the SUT's standard error, for an error.
+	Stderr string `json:"stderr,omitempty"`
+}
+
+// Summary counts outcomes.
+type Summary struct {
+	Total   int                        `json:"total"`
+	Counts  map[Outcome]int            `json:"counts"`
+	ByLevel map[Level]map[Outcome]int  `json:"by_level"`
+	BySuite map[string]map[Outcome]int `json:"by_suite"`
+}
+
+// Summarize counts r's cases into r.Summary.
+func (r *Record) Summarize() {
+	s := Summary{
+		Counts:  map[Outcome]int{},
+		ByLevel: map[Level]map[Outcome]int{},
+		BySuite: map[string]map[Outcome]int{},
+	}
+	for _, o := range Outcomes {
+		s.Counts[o] = 0
+	}
+	for _, c := range r.Cases {
+		s.Total++
+		s.Counts[c.Outcome]++
+		if s.ByLevel[c.Level] == nil {
+			s.ByLevel[c.Level] = map[Outcome]int{}
+		}
+		s.ByLevel[c.Level][c.Outcome]++
+		suite := SuiteOf(c.ID)
+		if s.BySuite[suite] == nil {
+			s.BySuite[suite] = map[Outcome]int{}
+		}
+		s.BySuite[suite][c.Outcome]++
+	}
+	r.Summary = s
+}
+
+// SuiteOf returns the suite of a case ID, its part before the first '/'.
+func SuiteOf(id string) string {
+	for i := 0; i < len(id); i++ {
+		if id[i] == '/' {
+			return id[:i]
+		}
+	}
+	return id
+}

@@ -1,0 +1,171 @@
+// Package impl answers conform.v1 ops with an implementation assembled from
+// parts. Reference returns the parts of conform's reference (the ref/...
+// packages); a mutant (sut/mutant) swaps one part for a part with one named
+// bug, so the reference and every mutant share a single op handler and differ
+// only where the bug is.
+package impl
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"runtime/debug"
+
+	conformpb "github.com/conform-suite/conform/proto/conform/v1"
+	messagepb "github.com/conform-suite/conform/proto/ranvier/message/v1"
+	"github.com/conform-suite/conform/ref/wire"
+	"google.golang.org/protobuf/proto"
+)
+
+// Subscriber is a data-plane subscriber's receive step; *wire.Subscriber is
+// the reference.
+type Subscriber interface {
+	Receive(p []byte, emit func(wire.Event)) error
+	End() error
+	Closed() bool
+	Unreadable() uint64
+}
+
+// Impl is an implementation of the conform.v1 ops. Every field must be set;
+// Reference returns a complete one.
+type Impl struct {
+	// Name is the implementation's name in its Hello.
+	Name string
+	// Profiles are the profiles its Hello declares.
+	Profiles []string
+
+	// NewReader returns a fresh frame reader.
+	NewReader func() wire.FrameReader
+	// AppendFrame frames a payload, as wire.AppendFrame.
+	AppendFrame func(dst, payload []byte) ([]byte, error)
+	// SendAll writes a buffer through a writer that may accept part of it.
+	SendAll func(ctx context.Context, w io.Writer, b []byte) error
+	// NewSubscriber returns a subscriber reading a connection with r.
+	NewSubscriber func(r wire.FrameReader) Subscriber
+	// Decode decodes a payload as a named message type.
+	Decode func(name string, payload []byte) (proto.Message, error)
+	// Encode encodes a message.
+	Encode func(m proto.Message) ([]byte, error)
+}
+
+// Reference returns the reference implementation's parts.
+func Reference() *Impl {
+	return &Impl{
+		Name:        "conform reference",
+		Profiles:    []string{"wire"},
+		NewReader:   func() wire.FrameReader { return new(wire.Reader) },
+		AppendFrame: wire.AppendFrame,
+		SendAll:     wire.SendAll,
+		NewSubscriber: func(r wire.FrameReader) Subscriber {
+			return &wire.Subscriber{Reader: r, Decode: func(p []byte) (*messagepb.Frame, error) {
+				m, err := wire.Decode("ranvier.message.v1.Frame", p)
+				if err != nil {
+					return nil, err
+				}
+				return m.(*messagepb.Frame), nil
+			}}
+		},
+		Decode: wire.Decode,
+		Encode: wire.Encode,
+	}
+}
+
+// Version is the conform version the Hello reports.
+func Version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "devel"
+}
+
+// Hello returns the implementation's Hello.
+func (im *Impl) Hello() *conformpb.Hello {
+	return &conformpb.Hello{
+		Implementation: im.Name,
+		Version:        Version(),
+		Language:       "go",
+		Profiles:       im.Profiles,
+	}
+}
+
+// Handle answers one request. A panic in a part — a mutant's, say — is
+// answered as an Error rather than taking the process down with it.
+func (im *Impl) Handle(ctx context.Context, req *conformpb.Request) (resp *conformpb.Response) {
+	defer func() {
+		if p := recover(); p != nil {
+			resp = errorResponse(fmt.Errorf("panic: %v", p))
+		}
+	}()
+	var err error
+	resp = new(conformpb.Response)
+	switch op := req.Op.(type) {
+	case *conformpb.Request_ReadFrames:
+		var r *conformpb.ReadFramesResult
+		r, err = im.readFrames(op.ReadFrames)
+		resp.Result = &conformpb.Response_ReadFrames{ReadFrames: r}
+	case *conformpb.Request_WriteFrames:
+		var r *conformpb.WriteFramesResult
+		r, err = im.writeFrames(ctx, op.WriteFrames)
+		resp.Result = &conformpb.Response_WriteFrames{WriteFrames: r}
+	case *conformpb.Request_Receive:
+		var r *conformpb.ReceiveResult
+		r, err = im.receive(op.Receive)
+		resp.Result = &conformpb.Response_Receive{Receive: r}
+	case *conformpb.Request_Decode:
+		resp.Result = &conformpb.Response_Decode{Decode: im.decode(op.Decode)}
+	case *conformpb.Request_Encode:
+		resp.Result = &conformpb.Response_Encode{Encode: im.encode(op.Encode)}
+	default:
+		resp.Result = &conformpb.Response_Unimplemented{Unimplemented: &conformpb.Unimplemented{
+			Detail: fmt.Sprintf("op %T is not implemented by %s", req.Op, im.Name)}}
+	}
+	if err != nil {
+		return errorResponse(err)
+	}
+	return resp
+}
+
+func errorResponse(err error) *conformpb.Response {
+	return &conformpb.Response{Result: &conformpb.Response_Error{Error: &conformpb.Error{Message: err.Error()}}}
+}
+
+// MaxInlineData is the largest output a Data carries as bytes; above it a
+// Data carries a SHA-256 digest instead (conform.proto, message Data).
+const MaxInlineData = 1 << 20
+
+// NewData describes b as conform.v1 Data.
+func NewData(b []byte) *conformpb.Data {
+	d := &conformpb.Data{Length: uint64(len(b))}
+	if len(b) <= MaxInlineData {
+		d.Bytes = append([]byte{}, b...)
+	} else {
+		sum := sha256.Sum256(b)
+		d.Sha256 = sum[:]
+	}
+	return d
+}
+
+// MaxBlob bounds what a Blob may expand to. It is one byte over two frame
+// ceilings, room for every boundary case, so that a corrupt request cannot
+// make a SUT allocate without limit.
+const MaxBlob = 2*wire.MaxPayload + 8
+
+// Expand returns the bytes a Blob describes.
+func Expand(b *conformpb.Blob) ([]byte, error) {
+	if b.GetFill() == nil {
+		return b.GetData(), nil
+	}
+	f := b.GetFill()
+	if f.Length > MaxBlob {
+		return nil, fmt.Errorf("blob fill of %d bytes exceeds the %d-byte limit", f.Length, MaxBlob)
+	}
+	if len(f.Pattern) == 0 && f.Length > 0 {
+		return nil, fmt.Errorf("blob fill of %d bytes has an empty pattern", f.Length)
+	}
+	out := make([]byte, f.Length)
+	for i := 0; i < len(out); i += len(f.Pattern) {
+		copy(out[i:], f.Pattern)
+	}
+	return out, nil
+}
