@@ -43,7 +43,7 @@ type Vector struct {
 	// AtEOS is the reader's state when the stream ends after the input:
 	// closed or truncated. Empty when the reader has already refused.
 	AtEOS string `json:"at_eos,omitempty"`
-	// Message, if set, says how the single frame's payload decodes.
+	// Message, if set, says how the first frame's payload decodes.
 	Message *Message `json:"message,omitempty"`
 	// Receive, if set, is what a data-plane subscriber does with the input.
 	Receive *Receive `json:"receive,omitempty"`

@@ -168,4 +168,3 @@ func uintsString(ns []uint32) string {
 	}
 	return "[" + strings.Join(parts, ", ") + "] (cycled)"
 }
-

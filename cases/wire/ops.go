@@ -2,8 +2,8 @@ package wire
 
 import (
 	"bytes"
-	"encoding/binary"
 	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
 	"strings"
 

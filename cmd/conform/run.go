@@ -103,4 +103,3 @@ func self() []string {
 	}
 	return []string{exe}
 }
-

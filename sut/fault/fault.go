@@ -13,9 +13,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
+	"runtime/debug"
 	"strconv"
-	"syscall"
 	"time"
 
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
@@ -62,12 +61,14 @@ func delay() time.Duration {
 }
 
 var faults = []Fault{
-	{Name: "crash", Suite: "*", Bug: "dies by SIGSEGV on the n-th request (CONFORM_FAULT_AFTER, default 3)",
+	{Name: "crash", Suite: "*", Bug: "aborts (SIGABRT, as C's abort) on the n-th request (CONFORM_FAULT_AFTER, default 3)",
 		answer: func(n int, _ *conformpb.Request, resp []byte) []byte {
 			if n >= after() {
-				signal.Reset(syscall.SIGSEGV)
-				syscall.Kill(os.Getpid(), syscall.SIGSEGV)
-				time.Sleep(time.Minute)
+				// Traceback "crash" makes the runtime end an unrecovered
+				// panic by raising SIGABRT, so the process dies by a signal
+				// as a crashing native binding does.
+				debug.SetTraceback("crash")
+				panic(fmt.Sprintf("fault crash: request %d", n))
 			}
 			return frame(resp)
 		}},

@@ -1,0 +1,138 @@
+package catalog_test
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/conform-suite/conform/cases/catalog"
+	"github.com/conform-suite/conform/reports"
+	"github.com/conform-suite/conform/runner"
+	"github.com/conform-suite/conform/sut/builtin"
+	"github.com/conform-suite/conform/sut/impl"
+	"github.com/conform-suite/conform/sut/mutant"
+)
+
+func load(t *testing.T) *catalog.Catalogue {
+	t.Helper()
+	cat, err := catalog.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cat
+}
+
+// TestEveryVectorIsUsed: a vector no case uses checks nothing, and a case
+// naming a vector that does not exist cites nothing.
+func TestEveryVectorIsUsed(t *testing.T) {
+	cat := load(t)
+	used := map[string]bool{}
+	for _, c := range cat.Cases {
+		for _, id := range c.Vectors {
+			if _, ok := cat.Wire.Lookup(id); !ok {
+				t.Errorf("case %s names vector %s, which does not exist", c.ID, id)
+			}
+			used[id] = true
+		}
+	}
+	for _, id := range cat.Wire.IDs() {
+		if !used[id] {
+			t.Errorf("vector %s is used by no case", id)
+		}
+	}
+}
+
+// TestCaseIDsAreStable holds every case ID ever shipped (testdata/
+// shipped-ids.txt). An ID may leave the catalogue only by being listed in
+// catalog.Retired, and a retired ID is never reused. A new case's ID is
+// appended to the file, so that it is held from then on.
+func TestCaseIDsAreStable(t *testing.T) {
+	cat := load(t)
+	f, err := os.Open("testdata/shipped-ids.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	shipped := map[string]bool{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if id := strings.TrimSpace(sc.Text()); id != "" && !strings.HasPrefix(id, "#") {
+			shipped[id] = true
+		}
+	}
+	current := map[string]bool{}
+	for _, c := range cat.Cases {
+		current[c.ID] = true
+		if !shipped[c.ID] {
+			t.Errorf("case %s is not in testdata/shipped-ids.txt: append it, so that its ID is held from now on", c.ID)
+		}
+		if _, retired := catalog.Retired[c.ID]; retired {
+			t.Errorf("case %s reuses a retired ID", c.ID)
+		}
+	}
+	for id := range shipped {
+		if _, retired := catalog.Retired[id]; !current[id] && !retired {
+			t.Errorf("shipped case %s disappeared without being listed in catalog.Retired", id)
+		}
+	}
+}
+
+// TestLevelsAndSections: every case cites a section and its ID names the
+// section it cites.
+func TestLevelsAndSections(t *testing.T) {
+	for _, c := range load(t).Cases {
+		section := strings.Split(c.ID, "/")[1]
+		if !strings.Contains(c.Spec, "§"+section) {
+			t.Errorf("case %s: ID section %s is not cited in %q", c.ID, section, c.Spec)
+		}
+	}
+}
+
+// TestMutationTable proves the suite's power over the in-process carrier:
+// the reference passes every case, and each mutant fails at least one MUST
+// case of its own suite.
+func TestMutationTable(t *testing.T) {
+	cat := load(t)
+	run := func(spec string, im *impl.Impl) *reports.Record {
+		return runner.Run(context.Background(), runner.Config{Spec: spec, Client: builtin.New(spec, im), Cases: cat.Cases, Seed: 1})
+	}
+	ref := run("builtin:reference", impl.Reference())
+	for _, c := range ref.Cases {
+		if c.Outcome != reports.Pass && c.Outcome != reports.Info {
+			t.Errorf("reference: %s is %s: %s %v", c.ID, c.Outcome, c.Message, c.Evidence)
+		}
+	}
+	if ref.ExitCode != 0 {
+		t.Errorf("reference exit code %d", ref.ExitCode)
+	}
+	for _, m := range mutant.All() {
+		t.Run(m.Name, func(t *testing.T) {
+			rec := run("builtin:mutant/"+m.Name, m.Impl())
+			var caught []string
+			for _, c := range rec.Cases {
+				if c.Level == reports.MUST && c.Outcome == reports.Fail && reports.SuiteOf(c.ID) == m.Suite {
+					caught = append(caught, c.ID)
+				}
+				if c.Outcome == reports.Error {
+					t.Errorf("%s: error outcome from an in-process mutant: %s", c.ID, c.Message)
+				}
+			}
+			if len(caught) == 0 {
+				t.Fatalf("mutant %s (%s) is caught by no MUST case", m.Name, m.Bug)
+			}
+			if rec.ExitCode != 1 {
+				t.Errorf("exit code %d, want 1", rec.ExitCode)
+			}
+			t.Logf("caught by %d MUST cases, first %s", len(caught), caught[0])
+		})
+	}
+	if n := len(mutant.All()); n < 9 {
+		t.Errorf("only %d mutants", n)
+	}
+	if !slices.ContainsFunc(mutant.All(), func(m mutant.Mutant) bool { return m.Name == "one-byte-order" }) {
+		t.Error("mutant one-byte-order missing")
+	}
+}
