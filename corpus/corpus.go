@@ -5,6 +5,7 @@
 package corpus
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
@@ -16,6 +17,8 @@ import (
 	"strings"
 )
 
+// files holds every suite's vectors. A suite adds its directory here.
+//
 //go:embed wire/v1/*.json
 var files embed.FS
 
@@ -103,19 +106,26 @@ func FormatHex(b []byte) string {
 	return sb.String()
 }
 
-// Set is a loaded set of vectors.
-type Set struct {
-	byID   map[string]*Vector
-	ids    []string
-	digest string
+// A Vector of any suite has an ID: version/name, such as wire/v1/frame-sample.
+type identified interface{ VectorID() string }
+
+// VectorID returns v's ID.
+func (v *Vector) VectorID() string { return v.ID }
+
+// Set is a loaded set of vectors of one suite and version.
+type Set[V identified] struct {
+	version string
+	byID    map[string]V
+	ids     []string
+	digest  string
 }
 
 // Wire loads the wire vectors.
-func Wire() (*Set, error) { return load(WireVersion) }
+func Wire() (*Set[*Vector], error) { return Load[*Vector](WireVersion) }
 
 // MustWire loads the wire vectors and panics if they are malformed, which
 // is a build defect caught by the corpus tests.
-func MustWire() *Set {
+func MustWire() *Set[*Vector] {
 	s, err := Wire()
 	if err != nil {
 		panic(err)
@@ -123,12 +133,18 @@ func MustWire() *Set {
 	return s
 }
 
-func load(dir string) (*Set, error) {
-	names, err := fs.Glob(files, dir+"/*.json")
+// Load reads every vector in the directory version (for example wire/v1),
+// one JSON file each, strictly: an unknown field is an error, and a file's
+// name must be its ID's last part.
+func Load[V identified](version string) (*Set[V], error) {
+	names, err := fs.Glob(files, version+"/*.json")
 	if err != nil {
 		return nil, err
 	}
-	s := &Set{byID: map[string]*Vector{}}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("corpus %s: no vectors", version)
+	}
+	s := &Set[V]{version: version, byID: map[string]V{}}
 	h := sha256.New()
 	sort.Strings(names)
 	for _, name := range names {
@@ -138,25 +154,28 @@ func load(dir string) (*Set, error) {
 		}
 		h.Write([]byte(name))
 		h.Write(b)
-		v := new(Vector)
-		dec := json.NewDecoder(strings.NewReader(string(b)))
+		var v V
+		dec := json.NewDecoder(bytes.NewReader(b))
 		dec.DisallowUnknownFields()
-		if err := dec.Decode(v); err != nil {
+		if err := dec.Decode(&v); err != nil {
 			return nil, fmt.Errorf("corpus %s: %w", name, err)
 		}
-		if want := dir + "/" + strings.TrimSuffix(path.Base(name), ".json"); v.ID != want {
-			return nil, fmt.Errorf("corpus %s: id %q, want %q", name, v.ID, want)
+		if want := version + "/" + strings.TrimSuffix(path.Base(name), ".json"); v.VectorID() != want {
+			return nil, fmt.Errorf("corpus %s: id %q, want %q", name, v.VectorID(), want)
 		}
-		s.byID[v.ID] = v
-		s.ids = append(s.ids, v.ID)
+		s.byID[v.VectorID()] = v
+		s.ids = append(s.ids, v.VectorID())
 	}
 	s.digest = fmt.Sprintf("%x", h.Sum(nil))
 	return s, nil
 }
 
+// Version returns the set's directory, such as wire/v1.
+func (s *Set[V]) Version() string { return s.version }
+
 // Get returns the vector with the given ID, or panics: a case naming a
 // vector that does not exist is a conform bug the catalogue test catches.
-func (s *Set) Get(id string) *Vector {
+func (s *Set[V]) Get(id string) V {
 	v, ok := s.byID[id]
 	if !ok {
 		panic(fmt.Sprintf("corpus: no vector %q", id))
@@ -165,17 +184,17 @@ func (s *Set) Get(id string) *Vector {
 }
 
 // Lookup returns the vector with the given ID.
-func (s *Set) Lookup(id string) (*Vector, bool) {
+func (s *Set[V]) Lookup(id string) (V, bool) {
 	v, ok := s.byID[id]
 	return v, ok
 }
 
 // IDs returns every vector ID, sorted.
-func (s *Set) IDs() []string { return append([]string(nil), s.ids...) }
+func (s *Set[V]) IDs() []string { return append([]string(nil), s.ids...) }
 
 // All returns every vector, sorted by ID.
-func (s *Set) All() []*Vector {
-	out := make([]*Vector, len(s.ids))
+func (s *Set[V]) All() []V {
+	out := make([]V, len(s.ids))
 	for i, id := range s.ids {
 		out[i] = s.byID[id]
 	}
@@ -183,4 +202,4 @@ func (s *Set) All() []*Vector {
 }
 
 // Digest is the SHA-256 of the set's files, for the record.
-func (s *Set) Digest() string { return s.digest }
+func (s *Set[V]) Digest() string { return s.digest }

@@ -3,37 +3,51 @@
 package catalog
 
 import (
-	"fmt"
+	"strings"
 
 	"github.com/conform-suite/conform/cases"
 	"github.com/conform-suite/conform/cases/wire"
 	"github.com/conform-suite/conform/corpus"
 )
 
-// Catalogue is every case conform has, with the corpus they use.
+// Catalogue is every case conform has, with the vectors they use.
 type Catalogue struct {
 	Cases []cases.Case
-	// Corpus names the vector sets and their digests, for the record.
+	// Corpus names each vector set and its digest, for the record.
 	Corpus string
-	Wire   *corpus.Set
+	// Vectors describes every vector of every suite, by ID.
+	Vectors map[string]Vector
+}
+
+// Vector is what explain prints about a vector of any suite.
+type Vector struct {
+	ID, Spec, Title string
+	// Input is the vector's input in hex.
+	Input string
 }
 
 // Load builds the catalogue. An error means conform itself is broken (a
 // malformed vector, a duplicated ID); the catalogue tests catch it first.
 func Load() (*Catalogue, error) {
+	c := &Catalogue{Vectors: map[string]Vector{}}
+	var digests []string
+
 	ws, err := corpus.Wire()
 	if err != nil {
 		return nil, err
 	}
-	all := wire.Catalogue(ws)
-	if err := cases.Check(all); err != nil {
+	c.Cases = append(c.Cases, wire.Catalogue(ws)...)
+	digests = append(digests, ws.Version()+" sha256:"+ws.Digest())
+	for _, v := range ws.All() {
+		c.Vectors[v.ID] = Vector{ID: v.ID, Spec: v.Spec, Title: v.Title, Input: corpus.FormatHex(v.Input)}
+	}
+
+	if err := cases.Check(c.Cases); err != nil {
 		return nil, err
 	}
-	return &Catalogue{
-		Cases:  cases.Sorted(all),
-		Corpus: fmt.Sprintf("%s sha256:%s", corpus.WireVersion, ws.Digest()),
-		Wire:   ws,
-	}, nil
+	c.Cases = cases.Sorted(c.Cases)
+	c.Corpus = strings.Join(digests, ", ")
+	return c, nil
 }
 
 // Lookup returns the case with the given ID.

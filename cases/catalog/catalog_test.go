@@ -32,13 +32,13 @@ func TestEveryVectorIsUsed(t *testing.T) {
 	used := map[string]bool{}
 	for _, c := range cat.Cases {
 		for _, id := range c.Vectors {
-			if _, ok := cat.Wire.Lookup(id); !ok {
+			if _, ok := cat.Vectors[id]; !ok {
 				t.Errorf("case %s names vector %s, which does not exist", c.ID, id)
 			}
 			used[id] = true
 		}
 	}
-	for _, id := range cat.Wire.IDs() {
+	for id := range cat.Vectors {
 		if !used[id] {
 			t.Errorf("vector %s is used by no case", id)
 		}

@@ -15,7 +15,7 @@ import (
 const Profile = "wire"
 
 // Catalogue returns the wire cases, sorted by ID. The vectors come from set.
-func Catalogue(set *corpus.Set) []cases.Case {
+func Catalogue(set *corpus.Set[*corpus.Vector]) []cases.Case {
 	s := &suite{set: set}
 	var all []cases.Case
 	for _, group := range [][]cases.Case{s.framing(), s.limits(), s.messages(), s.errors(), s.versioning()} {
@@ -27,7 +27,7 @@ func Catalogue(set *corpus.Set) []cases.Case {
 	return cases.Sorted(all)
 }
 
-type suite struct{ set *corpus.Set }
+type suite struct{ set *corpus.Set[*corpus.Vector] }
 
 // vec returns the vector named by its short name.
 func (s *suite) vec(name string) *corpus.Vector { return s.set.Get(corpus.WireVersion + "/" + name) }

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/conform-suite/conform/cases/catalog"
-	"github.com/conform-suite/conform/corpus"
 	"github.com/conform-suite/conform/runner"
 	"github.com/conform-suite/conform/sut"
 	"github.com/conform-suite/conform/sut/fault"
@@ -72,11 +71,11 @@ func cmdExplain(_ context.Context, args []string, _ io.Reader, stdout, stderr io
 	if len(c.Vectors) > 0 {
 		fmt.Fprintln(stdout, "vectors:")
 		for _, id := range c.Vectors {
-			v, ok := cat.Wire.Lookup(id)
+			v, ok := cat.Vectors[id]
 			if !ok {
 				continue
 			}
-			fmt.Fprintf(stdout, "  %s  (%s)\n    %s\n    input: %s\n", v.ID, v.Spec, v.Title, corpus.FormatHex(v.Input))
+			fmt.Fprintf(stdout, "  %s  (%s)\n    %s\n    input: %s\n", v.ID, v.Spec, v.Title, v.Input)
 		}
 	}
 	return 0
