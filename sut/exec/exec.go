@@ -158,9 +158,9 @@ func launch(argv, env []string) (*process, error) {
 // stop ends the process group and fills in what se needs to know about how
 // the process ended. A process that already exited is only reaped.
 func (p *process) stop(se *sut.Error) {
-	if se != nil && se.Kind != sut.KindTimeout {
-		// A crash is usually already an exit; give it a moment to be one,
-		// so the record names the real status rather than our kill.
+	if se != nil && se.Kind == sut.KindCrash {
+		// The SUT's output ended: it is exiting. Give it a moment to finish,
+		// so that the record names its real status rather than our kill.
 		select {
 		case <-p.waited:
 		case <-time.After(200 * time.Millisecond):
