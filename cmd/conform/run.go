@@ -80,7 +80,13 @@ func cmdRun(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	} else {
 		defer client.Close()
 	}
+	if isTerminal(stderr) {
+		cfg.Progress = progressLine(stderr, len(selected))
+	}
 	rec := runner.Run(ctx, cfg)
+	if cfg.Progress != nil {
+		fmt.Fprint(stderr, "\r\033[K")
+	}
 	if ctx.Err() != nil {
 		rec.Interrupted = true
 		rec.ExitCode = runner.ExitCode(rec)
@@ -102,4 +108,28 @@ func self() []string {
 		return nil
 	}
 	return []string{exe}
+}
+
+// isTerminal reports whether w is a terminal, where a live progress line
+// helps; in a CI log it would only add noise.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// progressLine returns a runner progress callback that rewrites one line:
+// cases done of total, failures so far, and the case just finished.
+func progressLine(w io.Writer, total int) func(reports.CaseResult) {
+	done, bad := 0, 0
+	return func(c reports.CaseResult) {
+		done++
+		if c.Outcome == reports.Fail || c.Outcome == reports.Error {
+			bad++
+		}
+		fmt.Fprintf(w, "\r\033[K[%d/%d] %d failing  %s", done, total, bad, c.ID)
+	}
 }
