@@ -36,7 +36,11 @@ type Reader struct {
 
 // Write appends p to the reader's buffer. Consumed bytes are dropped first,
 // so that a long-lived connection reuses one buffer rather than growing it.
+// After a TooLarge prefix nothing more will be read, so nothing more is held.
 func (r *Reader) Write(p []byte) (int, error) {
+	if r.err != nil {
+		return len(p), nil
+	}
 	if r.off > 0 {
 		n := copy(r.buf, r.buf[r.off:])
 		r.buf = r.buf[:n]
@@ -60,7 +64,9 @@ func (r *Reader) Next() (payload []byte, ok bool, err error) {
 	}
 	n := uint64(binary.BigEndian.Uint32(rest))
 	if n > MaxPayload {
+		// The stream is lost (§6.2): release what it holds.
 		r.err = &TooLargeError{Claimed: n}
+		r.buf, r.off = nil, 0
 		return nil, false, r.err
 	}
 	if uint64(len(rest)-PrefixLen) < n {
@@ -83,5 +89,6 @@ func (r *Reader) End() error {
 	return nil
 }
 
-// Buffered returns the number of bytes held and not yet yielded as frames.
+// Buffered returns the number of bytes held and not yet yielded as frames;
+// after a TooLarge prefix, none are.
 func (r *Reader) Buffered() int { return len(r.buf) - r.off }

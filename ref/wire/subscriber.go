@@ -109,10 +109,13 @@ func (s *Subscriber) classify(payload []byte) Event {
 // the connection ending, not an error (ranvier-wire §4.7); a truncated tail
 // is dropped undelivered (§1.3). End reports the truncation for the record.
 func (s *Subscriber) End() error {
-	if s.closed || s.ended || s.Reader == nil {
+	if s.closed || s.ended {
 		return nil
 	}
 	s.ended = true
+	if s.Reader == nil {
+		return nil
+	}
 	return s.Reader.End()
 }
 
