@@ -1,7 +1,7 @@
 // Package reports defines conform's record — one JSON document per run, with
 // a published JSON Schema (record.schema.json) — and its writers. Every other
-// rendering (the terminal summary, and later JUnit XML, Markdown and HTML) is
-// computed from a Record, never separately.
+// rendering (the terminal summary, JUnit XML, Markdown and HTML) is computed
+// from a Record, never separately; so are baselines and record diffs.
 package reports
 
 import (
@@ -67,7 +67,10 @@ type Record struct {
 	Unimplemented []string     `json:"declared_but_unimplemented"`
 	Cases         []CaseResult `json:"cases"`
 	Summary       Summary      `json:"summary"`
-	ExitCode      int          `json:"exit_code"`
+	// Baseline is set when a baseline of known failures was applied: the
+	// exit code then follows it.
+	Baseline *BaselineResult `json:"baseline,omitempty"`
+	ExitCode int             `json:"exit_code"`
 }
 
 // SUT is what the record knows about the implementation.

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"path"
 	"slices"
 	"strings"
 	"time"
@@ -269,7 +268,7 @@ func judge(level reports.Level, strict bool, t *cases.T) (reports.Outcome, strin
 // ID under it.
 func Select(all []cases.Case, profiles, globs []string) ([]cases.Case, error) {
 	for _, g := range globs {
-		if _, err := path.Match(g, ""); err != nil {
+		if err := reports.CheckPattern(g); err != nil {
 			return nil, fmt.Errorf("bad --case pattern %q: %w", g, err)
 		}
 	}
@@ -286,13 +285,6 @@ func Select(all []cases.Case, profiles, globs []string) ([]cases.Case, error) {
 	return out, nil
 }
 
-// MatchID reports whether the case ID matches pattern.
-func MatchID(pattern, id string) bool {
-	if prefix, ok := strings.CutSuffix(pattern, "**"); ok {
-		return strings.HasPrefix(id, prefix)
-	}
-	if ok, _ := path.Match(pattern, id); ok {
-		return true
-	}
-	return strings.HasSuffix(pattern, "/") && strings.HasPrefix(id, pattern)
-}
+// MatchID reports whether the case ID matches pattern, as reports.MatchID
+// does: the one glob syntax of --case and of baselines.
+func MatchID(pattern, id string) bool { return reports.MatchID(pattern, id) }

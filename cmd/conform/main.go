@@ -5,7 +5,10 @@
 //
 // Usage:
 //
-//	conform run --sut SPEC [--profile P] [--case GLOB] [--seed N] [--strict] [--timeout D] [--json FILE]
+//	conform run --sut SPEC [--profile P] [--case GLOB] [--seed N] [--strict] [--timeout D]
+//	            [--json FILE] [--junit FILE] [--markdown FILE] [--html FILE] [--baseline FILE [--strict-baseline]]
+//	conform baseline RECORD
+//	conform diff OLD NEW
 //	conform list [--profile P] [--case GLOB]
 //	conform explain ID
 //	conform reference [--json]
@@ -50,6 +53,8 @@ func commands() []command {
 		{name: "reference", summary: "serve the reference implementation over conform.v1 on stdio", run: cmdReference},
 		{name: "mutants", summary: "list the mutants: name, suite, bug", run: cmdMutants},
 		{name: "faults", summary: "list the fault SUTs: name, suite, bug", run: cmdFaults},
+		{name: "baseline", summary: "print a baseline of the cases a record failed", run: cmdBaseline},
+		{name: "diff", summary: "compare two records: regressions and fixes", run: cmdDiff},
 		{name: "selftest", summary: "run the reference and every mutant and print the mutation table", run: cmdSelftest},
 		{name: "version", summary: "print conform's version", run: cmdVersion},
 		{name: "fault", summary: "serve one fault SUT on stdio", run: cmdFault, hidden: true},

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/conform-suite/conform/cases/catalog"
 	"github.com/conform-suite/conform/reports"
@@ -29,6 +31,11 @@ func cmdRun(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	timeout := fs.Duration("timeout", runner.DefaultTimeout, "timeout for each op")
 	maxTimeouts := fs.Int("max-timeouts", runner.DefaultMaxTimeouts, "consecutive timeouts after which the SUT is presumed lost")
 	jsonOut := fs.String("json", "", "write the record to this file (atomically)")
+	junitOut := fs.String("junit", "", "write the record as JUnit XML to this file")
+	mdOut := fs.String("markdown", "", "write a Markdown summary to this file (for a pull request or GITHUB_STEP_SUMMARY)")
+	htmlOut := fs.String("html", "", "write the record as one self-contained HTML page to this file")
+	baselinePath := fs.String("baseline", "", "a file of known failures: exit 0 when only those fail")
+	strictBaseline := fs.Bool("strict-baseline", false, "with --baseline, also fail on unexpected passes and stale or expired entries")
 	verbose := fs.Bool("v", false, "print every case, passes included")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -41,6 +48,15 @@ func cmdRun(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	if *spec == "" {
 		fmt.Fprintln(stderr, "conform run: --sut is required (try --sut builtin:reference)")
 		return exitUsage
+	}
+	var baseline *reports.Baseline
+	if *baselinePath != "" {
+		b, err := reports.ReadBaseline(*baselinePath)
+		if err != nil {
+			fmt.Fprintf(stderr, "conform run: %v\n", err)
+			return exitUsage
+		}
+		baseline = b
 	}
 	cat, err := catalog.Load()
 	if err != nil {
@@ -91,14 +107,59 @@ func cmdRun(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		rec.Interrupted = true
 		rec.ExitCode = runner.ExitCode(rec)
 	}
-	if *jsonOut != "" {
-		if err := reports.WriteJSON(*jsonOut, rec); err != nil {
-			fmt.Fprintf(stderr, "conform run: %v\n", err)
-			return 1
-		}
+	if baseline != nil {
+		res := baseline.Apply(rec, time.Now())
+		rec.Baseline = &res
+		rec.ExitCode = res.ExitCode(*strictBaseline)
+	}
+	if err := writeRecord(rec, *jsonOut, *junitOut, *mdOut, *htmlOut); err != nil {
+		fmt.Fprintf(stderr, "conform run: %v\n", err)
+		return 1
 	}
 	reports.WriteText(stdout, rec, *verbose)
+	if rec.Baseline != nil {
+		reports.WriteBaselineText(stdout, *rec.Baseline)
+	}
 	return rec.ExitCode
+}
+
+// writeRecord writes each rendering of rec that was asked for. Every file is
+// written atomically, so a CI step never reads half a report.
+func writeRecord(rec *reports.Record, jsonPath, junitPath, mdPath, htmlPath string) error {
+	if jsonPath != "" {
+		if err := reports.WriteJSON(jsonPath, rec); err != nil {
+			return err
+		}
+	}
+	render := []struct {
+		path  string
+		write func(io.Writer, *reports.Record) error
+	}{
+		{junitPath, reports.WriteJUnit},
+		{mdPath, func(w io.Writer, r *reports.Record) error {
+			if err := reports.WriteMarkdown(w, r); err != nil {
+				return err
+			}
+			if r.Baseline != nil {
+				return reports.WriteBaselineMarkdown(w, *r.Baseline)
+			}
+			return nil
+		}},
+		{htmlPath, reports.WriteHTML},
+	}
+	for _, rd := range render {
+		if rd.path == "" {
+			continue
+		}
+		var b bytes.Buffer
+		if err := rd.write(&b, rec); err != nil {
+			return fmt.Errorf("rendering %s: %w", rd.path, err)
+		}
+		if err := reports.WriteFileAtomic(rd.path, b.Bytes()); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // self returns the command that runs this conform binary.
