@@ -146,9 +146,11 @@ func (r *Reassembler) Buffered() int {
 	return n
 }
 
-// Abandon drops the frame in progress, as a receiver does when its wait for
-// the next chunk times out, and returns the DP_ERR_INVALID that reports it,
-// or nil when no frame was in progress.
+// Abandon drops the frame in progress and returns the DP_ERR_INVALID that
+// reports it, or nil when no frame was in progress. A receive timeout is not
+// a reason to call it: doppler §8b's loop of short receive timeouts must
+// still be able to complete a chunked frame, so the roles keep a half frame
+// across timeouts and drop it only when another frame's message arrives.
 func (r *Reassembler) Abandon() error {
 	if !r.cur.active {
 		return nil
