@@ -19,7 +19,7 @@ import (
 
 // files holds every suite's vectors. A suite adds its directory here.
 //
-//go:embed wire/v1/*.json
+//go:embed wire/v1/*.json streams/v1/*.json
 var files embed.FS
 
 // WireVersion is the version of the wire vectors the cases use.

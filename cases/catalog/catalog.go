@@ -3,9 +3,11 @@
 package catalog
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/conform-suite/conform/cases"
+	"github.com/conform-suite/conform/cases/streams"
 	"github.com/conform-suite/conform/cases/wire"
 	"github.com/conform-suite/conform/corpus"
 )
@@ -42,12 +44,46 @@ func Load() (*Catalogue, error) {
 		c.Vectors[v.ID] = Vector{ID: v.ID, Spec: v.Spec, Title: v.Title, Input: corpus.FormatHex(v.Input)}
 	}
 
+	ss, err := corpus.Streams()
+	if err != nil {
+		return nil, err
+	}
+	c.Cases = append(c.Cases, streams.Catalogue(ss)...)
+	digests = append(digests, ss.Version()+" sha256:"+ss.Digest())
+	for _, v := range ss.All() {
+		c.Vectors[v.ID] = Vector{ID: v.ID, Spec: v.Spec, Title: v.Title, Input: streamsInput(v)}
+	}
+
 	if err := cases.Check(c.Cases); err != nil {
 		return nil, err
 	}
 	c.Cases = cases.Sorted(c.Cases)
 	c.Corpus = strings.Join(digests, ", ")
 	return c, nil
+}
+
+// streamsInput describes a streams vector's input for explain: the bytes of
+// its connections, or its arrivals or queue script in short.
+func streamsInput(v *corpus.StreamsVector) string {
+	var parts []string
+	for _, seg := range v.Segments {
+		parts = append(parts, fmt.Sprintf("connection %d: %s", seg.Conn, corpus.FormatHex(seg.Bytes)))
+	}
+	for _, a := range v.AllArrivals() {
+		parts = append(parts, fmt.Sprintf("%d/%d/%d@%d", a.Conn, a.Ref, a.Seq, a.Ns))
+	}
+	if q := v.Queue; q != nil {
+		parts = append(parts, fmt.Sprintf("depth %d, %s", q.Depth, q.Policy))
+		for _, st := range q.Steps {
+			if len(st.Push) > 0 {
+				parts = append(parts, fmt.Sprintf("push %v", st.Push))
+			}
+			if st.Pop > 0 {
+				parts = append(parts, fmt.Sprintf("pop %d", st.Pop))
+			}
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 // Lookup returns the case with the given ID.

@@ -14,6 +14,7 @@ import (
 
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
 	messagepb "github.com/conform-suite/conform/proto/ranvier/message/v1"
+	"github.com/conform-suite/conform/ref/streams"
 	"github.com/conform-suite/conform/ref/wire"
 	"google.golang.org/protobuf/proto"
 )
@@ -47,13 +48,34 @@ type Impl struct {
 	Decode func(name string, payload []byte) (proto.Message, error)
 	// Encode encodes a message.
 	Encode func(m proto.Message) ([]byte, error)
+
+	// The streams parts (streamsops.go).
+
+	// NewTracker returns a fresh sequence tracker for a subscription to name.
+	NewTracker func(name string) Tracker
+	// NewQueue subscribes to name with opts: a queue whose tracker sees each
+	// sample on arrival. It refuses what streams.NewSubscription refuses.
+	NewQueue func(name string, opts streams.Options) (Queue, error)
+	// NewFrameCounter returns a fresh per-connection frame counter.
+	NewFrameCounter func() FrameCounter
+	// NewRuntime returns a fresh publisher-side runtime reading clock.
+	NewRuntime func(clock func() uint64) Runtime
+	// ReadAnnouncement reads a decoded StreamInfo.
+	ReadAnnouncement func(streams.StreamInfo) streams.Announcement
+	// ShowAnnouncement renders a read announcement for conform.v1, where an
+	// empty string is absent.
+	ShowAnnouncement func(streams.Announcement) *conformpb.AnnouncementRead
+	// NewAnnouncements returns a fresh record of announcements heard.
+	NewAnnouncements func() Announcements
+	// NewLatency returns a fresh latency meter.
+	NewLatency func() LatencyMeter
 }
 
 // Reference returns the reference implementation's parts.
 func Reference() *Impl {
 	return &Impl{
 		Name:        "conform reference",
-		Profiles:    []string{"wire"},
+		Profiles:    []string{"wire", "streams"},
 		NewReader:   func() wire.FrameReader { return new(wire.Reader) },
 		AppendFrame: wire.AppendFrame,
 		SendAll:     wire.SendAll,
@@ -68,6 +90,17 @@ func Reference() *Impl {
 		},
 		Decode: wire.Decode,
 		Encode: wire.Encode,
+
+		NewTracker: func(string) Tracker { return streams.NewTracker() },
+		NewQueue: func(_ string, opts streams.Options) (Queue, error) {
+			return streams.NewSubscription(opts)
+		},
+		NewFrameCounter:  func() FrameCounter { return new(streams.FrameCounter) },
+		NewRuntime:       func(clock func() uint64) Runtime { return refRuntime{streams.NewRuntime(clock)} },
+		ReadAnnouncement: streams.ReadAnnouncement,
+		ShowAnnouncement: AnnouncementRead,
+		NewAnnouncements: func() Announcements { return new(streams.Announcements) },
+		NewLatency:       func() LatencyMeter { return new(streams.Latency) },
 	}
 }
 
@@ -116,6 +149,22 @@ func (im *Impl) Handle(ctx context.Context, req *conformpb.Request) (resp *confo
 		resp.Result = &conformpb.Response_Decode{Decode: im.decode(op.Decode)}
 	case *conformpb.Request_Encode:
 		resp.Result = &conformpb.Response_Encode{Encode: im.encode(op.Encode)}
+	case *conformpb.Request_Track:
+		resp.Result = &conformpb.Response_Track{Track: im.track(op.Track)}
+	case *conformpb.Request_DriveQueue:
+		resp.Result = &conformpb.Response_DriveQueue{DriveQueue: im.driveQueue(op.DriveQueue)}
+	case *conformpb.Request_ReceiveConnections:
+		var r *conformpb.ReceiveConnectionsResult
+		r, err = im.receiveConnections(op.ReceiveConnections)
+		resp.Result = &conformpb.Response_ReceiveConnections{ReceiveConnections: r}
+	case *conformpb.Request_Publish:
+		resp.Result = &conformpb.Response_Publish{Publish: im.publish(op.Publish)}
+	case *conformpb.Request_ReadAnnouncements:
+		resp.Result = &conformpb.Response_ReadAnnouncements{ReadAnnouncements: im.readAnnouncements(op.ReadAnnouncements)}
+	case *conformpb.Request_MatchAnnouncements:
+		resp.Result = &conformpb.Response_MatchAnnouncements{MatchAnnouncements: im.matchAnnouncements(op.MatchAnnouncements)}
+	case *conformpb.Request_Latency:
+		resp.Result = &conformpb.Response_Latency{Latency: im.latency(op.Latency)}
 	default:
 		resp.Result = &conformpb.Response_Unimplemented{Unimplemented: &conformpb.Unimplemented{
 			Detail: fmt.Sprintf("op %T is not implemented by %s", req.Op, im.Name)}}

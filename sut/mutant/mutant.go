@@ -32,7 +32,7 @@ func (m Mutant) Impl() *impl.Impl {
 
 // All returns every mutant, sorted by suite and name.
 func All() []Mutant {
-	all := append([]Mutant(nil), wireMutants...)
+	all := append(append([]Mutant(nil), wireMutants...), streamsMutants...)
 	sort.Slice(all, func(i, j int) bool {
 		if all[i].Suite != all[j].Suite {
 			return all[i].Suite < all[j].Suite

@@ -153,6 +153,127 @@ func (ReceiveAction) EnumDescriptor() ([]byte, []int) {
 	return file_conform_v1_conform_proto_rawDescGZIP(), []int{1}
 }
 
+// QueuePolicy is a subscription's loss policy (ranvier-streams §5.2).
+type QueuePolicy int32
+
+const (
+	// The implementation's default policy.
+	QueuePolicy_QUEUE_POLICY_DEFAULT QueuePolicy = 0
+	// Overwrite the oldest unread sample.
+	QueuePolicy_QUEUE_POLICY_DROP_OLDEST QueuePolicy = 1
+	// Discard the arriving sample and keep what is queued.
+	QueuePolicy_QUEUE_POLICY_DROP_NEWEST QueuePolicy = 2
+	// Wait for space. Named by the contract and implemented by nobody.
+	QueuePolicy_QUEUE_POLICY_BLOCK QueuePolicy = 3
+	// End the session. Named by the contract and implemented by nobody.
+	QueuePolicy_QUEUE_POLICY_HALT QueuePolicy = 4
+)
+
+// Enum value maps for QueuePolicy.
+var (
+	QueuePolicy_name = map[int32]string{
+		0: "QUEUE_POLICY_DEFAULT",
+		1: "QUEUE_POLICY_DROP_OLDEST",
+		2: "QUEUE_POLICY_DROP_NEWEST",
+		3: "QUEUE_POLICY_BLOCK",
+		4: "QUEUE_POLICY_HALT",
+	}
+	QueuePolicy_value = map[string]int32{
+		"QUEUE_POLICY_DEFAULT":     0,
+		"QUEUE_POLICY_DROP_OLDEST": 1,
+		"QUEUE_POLICY_DROP_NEWEST": 2,
+		"QUEUE_POLICY_BLOCK":       3,
+		"QUEUE_POLICY_HALT":        4,
+	}
+)
+
+func (x QueuePolicy) Enum() *QueuePolicy {
+	p := new(QueuePolicy)
+	*p = x
+	return p
+}
+
+func (x QueuePolicy) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (QueuePolicy) Descriptor() protoreflect.EnumDescriptor {
+	return file_conform_v1_conform_proto_enumTypes[2].Descriptor()
+}
+
+func (QueuePolicy) Type() protoreflect.EnumType {
+	return &file_conform_v1_conform_proto_enumTypes[2]
+}
+
+func (x QueuePolicy) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use QueuePolicy.Descriptor instead.
+func (QueuePolicy) EnumDescriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{2}
+}
+
+// FrameKind names what a whole frame on a connection carried.
+type FrameKind int32
+
+const (
+	FrameKind_FRAME_KIND_UNSPECIFIED FrameKind = 0
+	// A Frame whose payload was a Sample.
+	FrameKind_FRAME_KIND_SAMPLE FrameKind = 1
+	// A Frame whose payload was a StreamInfo.
+	FrameKind_FRAME_KIND_ANNOUNCE FrameKind = 2
+	// Bytes the protobuf decoder refused.
+	FrameKind_FRAME_KIND_UNDECODABLE FrameKind = 3
+	// A Frame that decoded and set no payload variant.
+	FrameKind_FRAME_KIND_NO_VARIANT FrameKind = 4
+)
+
+// Enum value maps for FrameKind.
+var (
+	FrameKind_name = map[int32]string{
+		0: "FRAME_KIND_UNSPECIFIED",
+		1: "FRAME_KIND_SAMPLE",
+		2: "FRAME_KIND_ANNOUNCE",
+		3: "FRAME_KIND_UNDECODABLE",
+		4: "FRAME_KIND_NO_VARIANT",
+	}
+	FrameKind_value = map[string]int32{
+		"FRAME_KIND_UNSPECIFIED": 0,
+		"FRAME_KIND_SAMPLE":      1,
+		"FRAME_KIND_ANNOUNCE":    2,
+		"FRAME_KIND_UNDECODABLE": 3,
+		"FRAME_KIND_NO_VARIANT":  4,
+	}
+)
+
+func (x FrameKind) Enum() *FrameKind {
+	p := new(FrameKind)
+	*p = x
+	return p
+}
+
+func (x FrameKind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (FrameKind) Descriptor() protoreflect.EnumDescriptor {
+	return file_conform_v1_conform_proto_enumTypes[3].Descriptor()
+}
+
+func (FrameKind) Type() protoreflect.EnumType {
+	return &file_conform_v1_conform_proto_enumTypes[3]
+}
+
+func (x FrameKind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use FrameKind.Descriptor instead.
+func (FrameKind) EnumDescriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{3}
+}
+
 // Hello is the SUT's first message.
 type Hello struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -290,6 +411,13 @@ type Request struct {
 	//	*Request_Receive
 	//	*Request_Decode
 	//	*Request_Encode
+	//	*Request_Track
+	//	*Request_DriveQueue
+	//	*Request_ReceiveConnections
+	//	*Request_Publish
+	//	*Request_ReadAnnouncements
+	//	*Request_MatchAnnouncements
+	//	*Request_Latency
 	Op            isRequest_Op `protobuf_oneof:"op"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -384,6 +512,69 @@ func (x *Request) GetEncode() *Encode {
 	return nil
 }
 
+func (x *Request) GetTrack() *Track {
+	if x != nil {
+		if x, ok := x.Op.(*Request_Track); ok {
+			return x.Track
+		}
+	}
+	return nil
+}
+
+func (x *Request) GetDriveQueue() *DriveQueue {
+	if x != nil {
+		if x, ok := x.Op.(*Request_DriveQueue); ok {
+			return x.DriveQueue
+		}
+	}
+	return nil
+}
+
+func (x *Request) GetReceiveConnections() *ReceiveConnections {
+	if x != nil {
+		if x, ok := x.Op.(*Request_ReceiveConnections); ok {
+			return x.ReceiveConnections
+		}
+	}
+	return nil
+}
+
+func (x *Request) GetPublish() *Publish {
+	if x != nil {
+		if x, ok := x.Op.(*Request_Publish); ok {
+			return x.Publish
+		}
+	}
+	return nil
+}
+
+func (x *Request) GetReadAnnouncements() *ReadAnnouncements {
+	if x != nil {
+		if x, ok := x.Op.(*Request_ReadAnnouncements); ok {
+			return x.ReadAnnouncements
+		}
+	}
+	return nil
+}
+
+func (x *Request) GetMatchAnnouncements() *MatchAnnouncements {
+	if x != nil {
+		if x, ok := x.Op.(*Request_MatchAnnouncements); ok {
+			return x.MatchAnnouncements
+		}
+	}
+	return nil
+}
+
+func (x *Request) GetLatency() *Latency {
+	if x != nil {
+		if x, ok := x.Op.(*Request_Latency); ok {
+			return x.Latency
+		}
+	}
+	return nil
+}
+
 type isRequest_Op interface {
 	isRequest_Op()
 }
@@ -408,6 +599,35 @@ type Request_Encode struct {
 	Encode *Encode `protobuf:"bytes,14,opt,name=encode,proto3,oneof"`
 }
 
+type Request_Track struct {
+	// Streams ops (ranvier-streams), field numbers 20-29.
+	Track *Track `protobuf:"bytes,20,opt,name=track,proto3,oneof"`
+}
+
+type Request_DriveQueue struct {
+	DriveQueue *DriveQueue `protobuf:"bytes,21,opt,name=drive_queue,json=driveQueue,proto3,oneof"`
+}
+
+type Request_ReceiveConnections struct {
+	ReceiveConnections *ReceiveConnections `protobuf:"bytes,22,opt,name=receive_connections,json=receiveConnections,proto3,oneof"`
+}
+
+type Request_Publish struct {
+	Publish *Publish `protobuf:"bytes,23,opt,name=publish,proto3,oneof"`
+}
+
+type Request_ReadAnnouncements struct {
+	ReadAnnouncements *ReadAnnouncements `protobuf:"bytes,24,opt,name=read_announcements,json=readAnnouncements,proto3,oneof"`
+}
+
+type Request_MatchAnnouncements struct {
+	MatchAnnouncements *MatchAnnouncements `protobuf:"bytes,25,opt,name=match_announcements,json=matchAnnouncements,proto3,oneof"`
+}
+
+type Request_Latency struct {
+	Latency *Latency `protobuf:"bytes,26,opt,name=latency,proto3,oneof"`
+}
+
 func (*Request_ReadFrames) isRequest_Op() {}
 
 func (*Request_WriteFrames) isRequest_Op() {}
@@ -417,6 +637,20 @@ func (*Request_Receive) isRequest_Op() {}
 func (*Request_Decode) isRequest_Op() {}
 
 func (*Request_Encode) isRequest_Op() {}
+
+func (*Request_Track) isRequest_Op() {}
+
+func (*Request_DriveQueue) isRequest_Op() {}
+
+func (*Request_ReceiveConnections) isRequest_Op() {}
+
+func (*Request_Publish) isRequest_Op() {}
+
+func (*Request_ReadAnnouncements) isRequest_Op() {}
+
+func (*Request_MatchAnnouncements) isRequest_Op() {}
+
+func (*Request_Latency) isRequest_Op() {}
 
 type Response struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -430,6 +664,13 @@ type Response struct {
 	//	*Response_Receive
 	//	*Response_Decode
 	//	*Response_Encode
+	//	*Response_Track
+	//	*Response_DriveQueue
+	//	*Response_ReceiveConnections
+	//	*Response_Publish
+	//	*Response_ReadAnnouncements
+	//	*Response_MatchAnnouncements
+	//	*Response_Latency
 	Result        isResponse_Result `protobuf_oneof:"result"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -542,6 +783,69 @@ func (x *Response) GetEncode() *EncodeResult {
 	return nil
 }
 
+func (x *Response) GetTrack() *TrackResult {
+	if x != nil {
+		if x, ok := x.Result.(*Response_Track); ok {
+			return x.Track
+		}
+	}
+	return nil
+}
+
+func (x *Response) GetDriveQueue() *DriveQueueResult {
+	if x != nil {
+		if x, ok := x.Result.(*Response_DriveQueue); ok {
+			return x.DriveQueue
+		}
+	}
+	return nil
+}
+
+func (x *Response) GetReceiveConnections() *ReceiveConnectionsResult {
+	if x != nil {
+		if x, ok := x.Result.(*Response_ReceiveConnections); ok {
+			return x.ReceiveConnections
+		}
+	}
+	return nil
+}
+
+func (x *Response) GetPublish() *PublishResult {
+	if x != nil {
+		if x, ok := x.Result.(*Response_Publish); ok {
+			return x.Publish
+		}
+	}
+	return nil
+}
+
+func (x *Response) GetReadAnnouncements() *ReadAnnouncementsResult {
+	if x != nil {
+		if x, ok := x.Result.(*Response_ReadAnnouncements); ok {
+			return x.ReadAnnouncements
+		}
+	}
+	return nil
+}
+
+func (x *Response) GetMatchAnnouncements() *MatchAnnouncementsResult {
+	if x != nil {
+		if x, ok := x.Result.(*Response_MatchAnnouncements); ok {
+			return x.MatchAnnouncements
+		}
+	}
+	return nil
+}
+
+func (x *Response) GetLatency() *LatencyResult {
+	if x != nil {
+		if x, ok := x.Result.(*Response_Latency); ok {
+			return x.Latency
+		}
+	}
+	return nil
+}
+
 type isResponse_Result interface {
 	isResponse_Result()
 }
@@ -576,6 +880,34 @@ type Response_Encode struct {
 	Encode *EncodeResult `protobuf:"bytes,14,opt,name=encode,proto3,oneof"`
 }
 
+type Response_Track struct {
+	Track *TrackResult `protobuf:"bytes,20,opt,name=track,proto3,oneof"`
+}
+
+type Response_DriveQueue struct {
+	DriveQueue *DriveQueueResult `protobuf:"bytes,21,opt,name=drive_queue,json=driveQueue,proto3,oneof"`
+}
+
+type Response_ReceiveConnections struct {
+	ReceiveConnections *ReceiveConnectionsResult `protobuf:"bytes,22,opt,name=receive_connections,json=receiveConnections,proto3,oneof"`
+}
+
+type Response_Publish struct {
+	Publish *PublishResult `protobuf:"bytes,23,opt,name=publish,proto3,oneof"`
+}
+
+type Response_ReadAnnouncements struct {
+	ReadAnnouncements *ReadAnnouncementsResult `protobuf:"bytes,24,opt,name=read_announcements,json=readAnnouncements,proto3,oneof"`
+}
+
+type Response_MatchAnnouncements struct {
+	MatchAnnouncements *MatchAnnouncementsResult `protobuf:"bytes,25,opt,name=match_announcements,json=matchAnnouncements,proto3,oneof"`
+}
+
+type Response_Latency struct {
+	Latency *LatencyResult `protobuf:"bytes,26,opt,name=latency,proto3,oneof"`
+}
+
 func (*Response_Unimplemented) isResponse_Result() {}
 
 func (*Response_Error) isResponse_Result() {}
@@ -589,6 +921,20 @@ func (*Response_Receive) isResponse_Result() {}
 func (*Response_Decode) isResponse_Result() {}
 
 func (*Response_Encode) isResponse_Result() {}
+
+func (*Response_Track) isResponse_Result() {}
+
+func (*Response_DriveQueue) isResponse_Result() {}
+
+func (*Response_ReceiveConnections) isResponse_Result() {}
+
+func (*Response_Publish) isResponse_Result() {}
+
+func (*Response_ReadAnnouncements) isResponse_Result() {}
+
+func (*Response_MatchAnnouncements) isResponse_Result() {}
+
+func (*Response_Latency) isResponse_Result() {}
 
 type Unimplemented struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1940,6 +2286,3170 @@ func (x *EncodeOutput) GetFailed() bool {
 	return false
 }
 
+// Arrival is one sample as it reaches a subscriber, with the connection it
+// arrived on. The values of the sample are irrelevant to gap accounting and
+// are not carried.
+type Arrival struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The connection the sample arrived on (see above).
+	Connection uint64 `protobuf:"varint,1,opt,name=connection,proto3" json:"connection,omitempty"`
+	// The sample's stream_ref; 0 means the sample names no stream.
+	StreamRef uint32 `protobuf:"varint,2,opt,name=stream_ref,json=streamRef,proto3" json:"stream_ref,omitempty"`
+	// The sample's sequence; 0 means the sample carries no sequence.
+	Sequence uint64 `protobuf:"varint,3,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	// The sample's monotonic_timestamp_ns, as the publisher stamped it.
+	MonotonicTimestampNs uint64 `protobuf:"varint,4,opt,name=monotonic_timestamp_ns,json=monotonicTimestampNs,proto3" json:"monotonic_timestamp_ns,omitempty"`
+	// The sample's source_timestamp_ns; 0 means absent.
+	SourceTimestampNs uint64 `protobuf:"varint,5,opt,name=source_timestamp_ns,json=sourceTimestampNs,proto3" json:"source_timestamp_ns,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *Arrival) Reset() {
+	*x = Arrival{}
+	mi := &file_conform_v1_conform_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Arrival) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Arrival) ProtoMessage() {}
+
+func (x *Arrival) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Arrival.ProtoReflect.Descriptor instead.
+func (*Arrival) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *Arrival) GetConnection() uint64 {
+	if x != nil {
+		return x.Connection
+	}
+	return 0
+}
+
+func (x *Arrival) GetStreamRef() uint32 {
+	if x != nil {
+		return x.StreamRef
+	}
+	return 0
+}
+
+func (x *Arrival) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+func (x *Arrival) GetMonotonicTimestampNs() uint64 {
+	if x != nil {
+		return x.MonotonicTimestampNs
+	}
+	return 0
+}
+
+func (x *Arrival) GetSourceTimestampNs() uint64 {
+	if x != nil {
+		return x.SourceTimestampNs
+	}
+	return 0
+}
+
+// GapBreak is one gap in one stream as the tracker records it
+// (ranvier-streams §3.3).
+type GapBreak struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The connection and stream_ref of the stream the gap is in, the
+	// connection given as the harness named it in the Arrival.
+	Connection uint64 `protobuf:"varint,1,opt,name=connection,proto3" json:"connection,omitempty"`
+	StreamRef  uint32 `protobuf:"varint,2,opt,name=stream_ref,json=streamRef,proto3" json:"stream_ref,omitempty"`
+	// The sequence below the gap (the high-water mark when it opened).
+	After uint64 `protobuf:"varint,3,opt,name=after,proto3" json:"after,omitempty"`
+	// The sequence that revealed the gap.
+	Before uint64 `protobuf:"varint,4,opt,name=before,proto3" json:"before,omitempty"`
+	// How many samples the gap held when it opened: before - after - 1.
+	Missing uint64 `protobuf:"varint,5,opt,name=missing,proto3" json:"missing,omitempty"`
+	// The monotonic_timestamp_ns of the samples bounding the gap below and
+	// above.
+	AfterNs       uint64 `protobuf:"varint,6,opt,name=after_ns,json=afterNs,proto3" json:"after_ns,omitempty"`
+	BeforeNs      uint64 `protobuf:"varint,7,opt,name=before_ns,json=beforeNs,proto3" json:"before_ns,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GapBreak) Reset() {
+	*x = GapBreak{}
+	mi := &file_conform_v1_conform_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GapBreak) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GapBreak) ProtoMessage() {}
+
+func (x *GapBreak) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GapBreak.ProtoReflect.Descriptor instead.
+func (*GapBreak) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *GapBreak) GetConnection() uint64 {
+	if x != nil {
+		return x.Connection
+	}
+	return 0
+}
+
+func (x *GapBreak) GetStreamRef() uint32 {
+	if x != nil {
+		return x.StreamRef
+	}
+	return 0
+}
+
+func (x *GapBreak) GetAfter() uint64 {
+	if x != nil {
+		return x.After
+	}
+	return 0
+}
+
+func (x *GapBreak) GetBefore() uint64 {
+	if x != nil {
+		return x.Before
+	}
+	return 0
+}
+
+func (x *GapBreak) GetMissing() uint64 {
+	if x != nil {
+		return x.Missing
+	}
+	return 0
+}
+
+func (x *GapBreak) GetAfterNs() uint64 {
+	if x != nil {
+		return x.AfterNs
+	}
+	return 0
+}
+
+func (x *GapBreak) GetBeforeNs() uint64 {
+	if x != nil {
+		return x.BeforeNs
+	}
+	return 0
+}
+
+// GapCounters is what a subscriber's sequence tracker reports
+// (ranvier-streams §3.3-§3.7). Counters are totals over every stream the
+// tracker has seen.
+type GapCounters struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Every sample the tracker observed, tracked or not (§3.6).
+	Arrived uint64 `protobuf:"varint,1,opt,name=arrived,proto3" json:"arrived,omitempty"`
+	// Samples left untracked because their stream_ref or sequence was 0
+	// (§3.6). A SUT that does not count these separately reports 0.
+	Untracked uint64 `protobuf:"varint,2,opt,name=untracked,proto3" json:"untracked,omitempty"`
+	// What is currently believed missing; credited back by late arrivals, so
+	// not a monotonic total (§3.4, §3.7).
+	Missing uint64 `protobuf:"varint,3,opt,name=missing,proto3" json:"missing,omitempty"`
+	// How many gaps opened; never credited back (§3.3, §3.4).
+	Breaks uint64 `protobuf:"varint,4,opt,name=breaks,proto3" json:"breaks,omitempty"`
+	// Samples whose position inside the reorder window had already been seen
+	// (§3.4).
+	Duplicated uint64 `protobuf:"varint,5,opt,name=duplicated,proto3" json:"duplicated,omitempty"`
+	// Samples at or behind the high-water mark that were not duplicates
+	// (§3.4).
+	Reordered uint64 `protobuf:"varint,6,opt,name=reordered,proto3" json:"reordered,omitempty"`
+	// The number of distinct (connection, stream_ref) pairs tracked (§3.7).
+	Streams uint64 `protobuf:"varint,7,opt,name=streams,proto3" json:"streams,omitempty"`
+	// The most recent break; absent before the first (§3.3).
+	LastBreak     *GapBreak `protobuf:"bytes,8,opt,name=last_break,json=lastBreak,proto3" json:"last_break,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GapCounters) Reset() {
+	*x = GapCounters{}
+	mi := &file_conform_v1_conform_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GapCounters) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GapCounters) ProtoMessage() {}
+
+func (x *GapCounters) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GapCounters.ProtoReflect.Descriptor instead.
+func (*GapCounters) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *GapCounters) GetArrived() uint64 {
+	if x != nil {
+		return x.Arrived
+	}
+	return 0
+}
+
+func (x *GapCounters) GetUntracked() uint64 {
+	if x != nil {
+		return x.Untracked
+	}
+	return 0
+}
+
+func (x *GapCounters) GetMissing() uint64 {
+	if x != nil {
+		return x.Missing
+	}
+	return 0
+}
+
+func (x *GapCounters) GetBreaks() uint64 {
+	if x != nil {
+		return x.Breaks
+	}
+	return 0
+}
+
+func (x *GapCounters) GetDuplicated() uint64 {
+	if x != nil {
+		return x.Duplicated
+	}
+	return 0
+}
+
+func (x *GapCounters) GetReordered() uint64 {
+	if x != nil {
+		return x.Reordered
+	}
+	return 0
+}
+
+func (x *GapCounters) GetStreams() uint64 {
+	if x != nil {
+		return x.Streams
+	}
+	return 0
+}
+
+func (x *GapCounters) GetLastBreak() *GapBreak {
+	if x != nil {
+		return x.LastBreak
+	}
+	return nil
+}
+
+// Track feeds arrivals to a subscriber's sequence tracker
+// (ranvier-streams §2.2, §3.2-§3.7) and reads back its counters. The tracker
+// is what a subscription uses to count gaps; this op exercises it without a
+// queue in front of it.
+type Track struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Inputs        []*TrackInput          `protobuf:"bytes,1,rep,name=inputs,proto3" json:"inputs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Track) Reset() {
+	*x = Track{}
+	mi := &file_conform_v1_conform_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Track) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Track) ProtoMessage() {}
+
+func (x *Track) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Track.ProtoReflect.Descriptor instead.
+func (*Track) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *Track) GetInputs() []*TrackInput {
+	if x != nil {
+		return x.Inputs
+	}
+	return nil
+}
+
+type TrackInput struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The name the subscription asked for. Every arrival of the input was
+	// delivered under this name; several streams may publish under it
+	// (§1, §2.4). Tracking must not be keyed on it.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// The arrivals, in the order the subscriber received them, all observed by
+	// one fresh tracker.
+	Arrivals      []*Arrival `protobuf:"bytes,2,rep,name=arrivals,proto3" json:"arrivals,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TrackInput) Reset() {
+	*x = TrackInput{}
+	mi := &file_conform_v1_conform_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TrackInput) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TrackInput) ProtoMessage() {}
+
+func (x *TrackInput) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TrackInput.ProtoReflect.Descriptor instead.
+func (*TrackInput) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *TrackInput) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *TrackInput) GetArrivals() []*Arrival {
+	if x != nil {
+		return x.Arrivals
+	}
+	return nil
+}
+
+type TrackResult struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Outputs       []*TrackOutput         `protobuf:"bytes,1,rep,name=outputs,proto3" json:"outputs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TrackResult) Reset() {
+	*x = TrackResult{}
+	mi := &file_conform_v1_conform_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TrackResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TrackResult) ProtoMessage() {}
+
+func (x *TrackResult) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TrackResult.ProtoReflect.Descriptor instead.
+func (*TrackResult) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *TrackResult) GetOutputs() []*TrackOutput {
+	if x != nil {
+		return x.Outputs
+	}
+	return nil
+}
+
+type TrackOutput struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The tracker's counters after the last arrival.
+	Counters      *GapCounters `protobuf:"bytes,1,opt,name=counters,proto3" json:"counters,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TrackOutput) Reset() {
+	*x = TrackOutput{}
+	mi := &file_conform_v1_conform_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TrackOutput) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TrackOutput) ProtoMessage() {}
+
+func (x *TrackOutput) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TrackOutput.ProtoReflect.Descriptor instead.
+func (*TrackOutput) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *TrackOutput) GetCounters() *GapCounters {
+	if x != nil {
+		return x.Counters
+	}
+	return nil
+}
+
+// DriveQueue subscribes with the given depth and policy, then performs the
+// steps in order on that one subscription: a push is a sample arriving at the
+// subscription (its tracker sees it on arrival, then the policy runs,
+// ranvier-streams §3.1, §3.5); a pop is the subscriber taking samples. It
+// reports the queue's counters, its tracker's counters and what the
+// subscriber read.
+type DriveQueue struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Inputs        []*QueueInput          `protobuf:"bytes,1,rep,name=inputs,proto3" json:"inputs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DriveQueue) Reset() {
+	*x = DriveQueue{}
+	mi := &file_conform_v1_conform_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DriveQueue) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DriveQueue) ProtoMessage() {}
+
+func (x *DriveQueue) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DriveQueue.ProtoReflect.Descriptor instead.
+func (*DriveQueue) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *DriveQueue) GetInputs() []*QueueInput {
+	if x != nil {
+		return x.Inputs
+	}
+	return nil
+}
+
+type QueueInput struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The name subscribed to.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// The queue depth. Absent: the implementation's default depth. Present and
+	// 0: a depth of zero, which must be refused (§5.2).
+	Depth         *uint32      `protobuf:"varint,2,opt,name=depth,proto3,oneof" json:"depth,omitempty"`
+	Policy        QueuePolicy  `protobuf:"varint,3,opt,name=policy,proto3,enum=conform.v1.QueuePolicy" json:"policy,omitempty"`
+	Steps         []*QueueStep `protobuf:"bytes,4,rep,name=steps,proto3" json:"steps,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QueueInput) Reset() {
+	*x = QueueInput{}
+	mi := &file_conform_v1_conform_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QueueInput) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QueueInput) ProtoMessage() {}
+
+func (x *QueueInput) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QueueInput.ProtoReflect.Descriptor instead.
+func (*QueueInput) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *QueueInput) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *QueueInput) GetDepth() uint32 {
+	if x != nil && x.Depth != nil {
+		return *x.Depth
+	}
+	return 0
+}
+
+func (x *QueueInput) GetPolicy() QueuePolicy {
+	if x != nil {
+		return x.Policy
+	}
+	return QueuePolicy_QUEUE_POLICY_DEFAULT
+}
+
+func (x *QueueInput) GetSteps() []*QueueStep {
+	if x != nil {
+		return x.Steps
+	}
+	return nil
+}
+
+type QueueStep struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Step:
+	//
+	//	*QueueStep_Push
+	//	*QueueStep_Pop
+	Step          isQueueStep_Step `protobuf_oneof:"step"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QueueStep) Reset() {
+	*x = QueueStep{}
+	mi := &file_conform_v1_conform_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QueueStep) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QueueStep) ProtoMessage() {}
+
+func (x *QueueStep) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QueueStep.ProtoReflect.Descriptor instead.
+func (*QueueStep) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *QueueStep) GetStep() isQueueStep_Step {
+	if x != nil {
+		return x.Step
+	}
+	return nil
+}
+
+func (x *QueueStep) GetPush() *Arrival {
+	if x != nil {
+		if x, ok := x.Step.(*QueueStep_Push); ok {
+			return x.Push
+		}
+	}
+	return nil
+}
+
+func (x *QueueStep) GetPop() uint32 {
+	if x != nil {
+		if x, ok := x.Step.(*QueueStep_Pop); ok {
+			return x.Pop
+		}
+	}
+	return 0
+}
+
+type isQueueStep_Step interface {
+	isQueueStep_Step()
+}
+
+type QueueStep_Push struct {
+	// A sample arrives at the subscription. A push never blocks and never
+	// fails (§5.1).
+	Push *Arrival `protobuf:"bytes,1,opt,name=push,proto3,oneof"`
+}
+
+type QueueStep_Pop struct {
+	// The subscriber takes up to this many samples, oldest first, without
+	// waiting; fewer when fewer are queued.
+	Pop uint32 `protobuf:"varint,2,opt,name=pop,proto3,oneof"`
+}
+
+func (*QueueStep_Push) isQueueStep_Step() {}
+
+func (*QueueStep_Pop) isQueueStep_Step() {}
+
+type DriveQueueResult struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Outputs       []*QueueOutput         `protobuf:"bytes,1,rep,name=outputs,proto3" json:"outputs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DriveQueueResult) Reset() {
+	*x = DriveQueueResult{}
+	mi := &file_conform_v1_conform_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DriveQueueResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DriveQueueResult) ProtoMessage() {}
+
+func (x *DriveQueueResult) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DriveQueueResult.ProtoReflect.Descriptor instead.
+func (*DriveQueueResult) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *DriveQueueResult) GetOutputs() []*QueueOutput {
+	if x != nil {
+		return x.Outputs
+	}
+	return nil
+}
+
+type QueueOutput struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The subscription was refused (an unimplemented policy, a depth of 0);
+	// no step was performed and nothing else is reported.
+	Refused bool `protobuf:"varint,1,opt,name=refused,proto3" json:"refused,omitempty"`
+	// Why, in the SUT's words, with refused.
+	Refusal string `protobuf:"bytes,2,opt,name=refusal,proto3" json:"refusal,omitempty"`
+	// The depth and policy in effect (the defaults when the input left them
+	// to the implementation).
+	Depth  uint32      `protobuf:"varint,3,opt,name=depth,proto3" json:"depth,omitempty"`
+	Policy QueuePolicy `protobuf:"varint,4,opt,name=policy,proto3,enum=conform.v1.QueuePolicy" json:"policy,omitempty"`
+	// Samples placed in the queue (§3.8): not what the subscriber read.
+	Delivered uint64 `protobuf:"varint,5,opt,name=delivered,proto3" json:"delivered,omitempty"`
+	// Samples the queue discarded because it was full, once each (§5.4).
+	Dropped uint64 `protobuf:"varint,6,opt,name=dropped,proto3" json:"dropped,omitempty"`
+	// Samples queued after the last step.
+	Readable uint64 `protobuf:"varint,7,opt,name=readable,proto3" json:"readable,omitempty"`
+	// The deepest the queue has been, recorded after each push (§5.4); 0 if
+	// the SUT does not report it.
+	Peak uint64 `protobuf:"varint,8,opt,name=peak,proto3" json:"peak,omitempty"`
+	// What the pops returned, in order: the samples the subscriber read. Their
+	// connection field is not judged and may be 0.
+	Read []*Arrival `protobuf:"bytes,9,rep,name=read,proto3" json:"read,omitempty"`
+	// The subscription's tracker after the last step.
+	Gaps          *GapCounters `protobuf:"bytes,10,opt,name=gaps,proto3" json:"gaps,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QueueOutput) Reset() {
+	*x = QueueOutput{}
+	mi := &file_conform_v1_conform_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QueueOutput) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QueueOutput) ProtoMessage() {}
+
+func (x *QueueOutput) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QueueOutput.ProtoReflect.Descriptor instead.
+func (*QueueOutput) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *QueueOutput) GetRefused() bool {
+	if x != nil {
+		return x.Refused
+	}
+	return false
+}
+
+func (x *QueueOutput) GetRefusal() string {
+	if x != nil {
+		return x.Refusal
+	}
+	return ""
+}
+
+func (x *QueueOutput) GetDepth() uint32 {
+	if x != nil {
+		return x.Depth
+	}
+	return 0
+}
+
+func (x *QueueOutput) GetPolicy() QueuePolicy {
+	if x != nil {
+		return x.Policy
+	}
+	return QueuePolicy_QUEUE_POLICY_DEFAULT
+}
+
+func (x *QueueOutput) GetDelivered() uint64 {
+	if x != nil {
+		return x.Delivered
+	}
+	return 0
+}
+
+func (x *QueueOutput) GetDropped() uint64 {
+	if x != nil {
+		return x.Dropped
+	}
+	return 0
+}
+
+func (x *QueueOutput) GetReadable() uint64 {
+	if x != nil {
+		return x.Readable
+	}
+	return 0
+}
+
+func (x *QueueOutput) GetPeak() uint64 {
+	if x != nil {
+		return x.Peak
+	}
+	return 0
+}
+
+func (x *QueueOutput) GetRead() []*Arrival {
+	if x != nil {
+		return x.Read
+	}
+	return nil
+}
+
+func (x *QueueOutput) GetGaps() *GapCounters {
+	if x != nil {
+		return x.Gaps
+	}
+	return nil
+}
+
+// ReceiveConnections plays several data-plane connections to the SUT as
+// their publisher, after each connection's Request has been sent
+// (ranvier-wire §4, ranvier-streams §3.6a). Each segment is bytes arriving on
+// one connection; segments of different connections interleave as the input
+// orders them, and segments of one connection continue it. The SUT reports,
+// per connection, what it received and how many frames it counted as
+// unreadable.
+type ReceiveConnections struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Inputs        []*ConnectionsInput    `protobuf:"bytes,1,rep,name=inputs,proto3" json:"inputs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReceiveConnections) Reset() {
+	*x = ReceiveConnections{}
+	mi := &file_conform_v1_conform_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReceiveConnections) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReceiveConnections) ProtoMessage() {}
+
+func (x *ReceiveConnections) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReceiveConnections.ProtoReflect.Descriptor instead.
+func (*ReceiveConnections) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *ReceiveConnections) GetInputs() []*ConnectionsInput {
+	if x != nil {
+		return x.Inputs
+	}
+	return nil
+}
+
+type ConnectionsInput struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Segments      []*ConnectionSegment   `protobuf:"bytes,1,rep,name=segments,proto3" json:"segments,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConnectionsInput) Reset() {
+	*x = ConnectionsInput{}
+	mi := &file_conform_v1_conform_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConnectionsInput) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConnectionsInput) ProtoMessage() {}
+
+func (x *ConnectionsInput) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConnectionsInput.ProtoReflect.Descriptor instead.
+func (*ConnectionsInput) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *ConnectionsInput) GetSegments() []*ConnectionSegment {
+	if x != nil {
+		return x.Segments
+	}
+	return nil
+}
+
+type ConnectionSegment struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The connection the bytes arrived on (see above).
+	Connection uint64 `protobuf:"varint,1,opt,name=connection,proto3" json:"connection,omitempty"`
+	// The bytes, framed as Ranvier frames them.
+	Bytes         *Blob `protobuf:"bytes,2,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConnectionSegment) Reset() {
+	*x = ConnectionSegment{}
+	mi := &file_conform_v1_conform_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConnectionSegment) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConnectionSegment) ProtoMessage() {}
+
+func (x *ConnectionSegment) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConnectionSegment.ProtoReflect.Descriptor instead.
+func (*ConnectionSegment) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *ConnectionSegment) GetConnection() uint64 {
+	if x != nil {
+		return x.Connection
+	}
+	return 0
+}
+
+func (x *ConnectionSegment) GetBytes() *Blob {
+	if x != nil {
+		return x.Bytes
+	}
+	return nil
+}
+
+type ReceiveConnectionsResult struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Outputs       []*ConnectionsOutput   `protobuf:"bytes,1,rep,name=outputs,proto3" json:"outputs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReceiveConnectionsResult) Reset() {
+	*x = ReceiveConnectionsResult{}
+	mi := &file_conform_v1_conform_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReceiveConnectionsResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReceiveConnectionsResult) ProtoMessage() {}
+
+func (x *ReceiveConnectionsResult) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReceiveConnectionsResult.ProtoReflect.Descriptor instead.
+func (*ReceiveConnectionsResult) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *ReceiveConnectionsResult) GetOutputs() []*ConnectionsOutput {
+	if x != nil {
+		return x.Outputs
+	}
+	return nil
+}
+
+type ConnectionsOutput struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// One entry per distinct connection of the input, in the order each first
+	// appeared.
+	Connections   []*ConnectionCounts `protobuf:"bytes,1,rep,name=connections,proto3" json:"connections,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConnectionsOutput) Reset() {
+	*x = ConnectionsOutput{}
+	mi := &file_conform_v1_conform_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConnectionsOutput) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConnectionsOutput) ProtoMessage() {}
+
+func (x *ConnectionsOutput) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConnectionsOutput.ProtoReflect.Descriptor instead.
+func (*ConnectionsOutput) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *ConnectionsOutput) GetConnections() []*ConnectionCounts {
+	if x != nil {
+		return x.Connections
+	}
+	return nil
+}
+
+type ConnectionCounts struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Connection uint64                 `protobuf:"varint,1,opt,name=connection,proto3" json:"connection,omitempty"`
+	// Frames delivered as a Sample.
+	Samples uint64 `protobuf:"varint,2,opt,name=samples,proto3" json:"samples,omitempty"`
+	// Frames delivered as a StreamInfo announcement.
+	Announcements uint64 `protobuf:"varint,3,opt,name=announcements,proto3" json:"announcements,omitempty"`
+	// Frames that arrived whole and carried nothing readable: undecodable
+	// payloads and Frames with no payload variant (§3.6a).
+	Unreadable uint64 `protobuf:"varint,4,opt,name=unreadable,proto3" json:"unreadable,omitempty"`
+	// The subscriber closed the connection because the byte stream was
+	// misaligned (a framing error).
+	Closed bool `protobuf:"varint,5,opt,name=closed,proto3" json:"closed,omitempty"`
+	// The kind of each frame received whole, in order.
+	Frames        []FrameKind `protobuf:"varint,6,rep,packed,name=frames,proto3,enum=conform.v1.FrameKind" json:"frames,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConnectionCounts) Reset() {
+	*x = ConnectionCounts{}
+	mi := &file_conform_v1_conform_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConnectionCounts) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConnectionCounts) ProtoMessage() {}
+
+func (x *ConnectionCounts) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConnectionCounts.ProtoReflect.Descriptor instead.
+func (*ConnectionCounts) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *ConnectionCounts) GetConnection() uint64 {
+	if x != nil {
+		return x.Connection
+	}
+	return 0
+}
+
+func (x *ConnectionCounts) GetSamples() uint64 {
+	if x != nil {
+		return x.Samples
+	}
+	return 0
+}
+
+func (x *ConnectionCounts) GetAnnouncements() uint64 {
+	if x != nil {
+		return x.Announcements
+	}
+	return 0
+}
+
+func (x *ConnectionCounts) GetUnreadable() uint64 {
+	if x != nil {
+		return x.Unreadable
+	}
+	return 0
+}
+
+func (x *ConnectionCounts) GetClosed() bool {
+	if x != nil {
+		return x.Closed
+	}
+	return false
+}
+
+func (x *ConnectionCounts) GetFrames() []FrameKind {
+	if x != nil {
+		return x.Frames
+	}
+	return nil
+}
+
+// Publish drives one fresh publisher-side runtime through steps, as a
+// program using the SUT's publishing API would (ranvier-streams §2, §4.1,
+// §4.2), and reports every sample the runtime emitted. The SUT numbers and
+// stamps samples itself: a publish step carries neither a sequence nor a
+// monotonic timestamp, because a node must not supply them (§2.1, §4.1).
+type Publish struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Inputs        []*PublishInput        `protobuf:"bytes,1,rep,name=inputs,proto3" json:"inputs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Publish) Reset() {
+	*x = Publish{}
+	mi := &file_conform_v1_conform_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Publish) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Publish) ProtoMessage() {}
+
+func (x *Publish) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Publish.ProtoReflect.Descriptor instead.
+func (*Publish) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{48}
+}
+
+func (x *Publish) GetInputs() []*PublishInput {
+	if x != nil {
+		return x.Inputs
+	}
+	return nil
+}
+
+type PublishInput struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Steps         []*PublishStep         `protobuf:"bytes,1,rep,name=steps,proto3" json:"steps,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PublishInput) Reset() {
+	*x = PublishInput{}
+	mi := &file_conform_v1_conform_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PublishInput) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PublishInput) ProtoMessage() {}
+
+func (x *PublishInput) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PublishInput.ProtoReflect.Descriptor instead.
+func (*PublishInput) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *PublishInput) GetSteps() []*PublishStep {
+	if x != nil {
+		return x.Steps
+	}
+	return nil
+}
+
+// A stream is named in a step by its handle: the index, from 0, of the open
+// or adopt step that created it within this input.
+type PublishStep struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Step:
+	//
+	//	*PublishStep_Open
+	//	*PublishStep_Adopt
+	//	*PublishStep_Publish
+	//	*PublishStep_Republish
+	//	*PublishStep_Close
+	Step          isPublishStep_Step `protobuf_oneof:"step"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PublishStep) Reset() {
+	*x = PublishStep{}
+	mi := &file_conform_v1_conform_proto_msgTypes[50]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PublishStep) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PublishStep) ProtoMessage() {}
+
+func (x *PublishStep) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[50]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PublishStep.ProtoReflect.Descriptor instead.
+func (*PublishStep) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{50}
+}
+
+func (x *PublishStep) GetStep() isPublishStep_Step {
+	if x != nil {
+		return x.Step
+	}
+	return nil
+}
+
+func (x *PublishStep) GetOpen() *OpenStream {
+	if x != nil {
+		if x, ok := x.Step.(*PublishStep_Open); ok {
+			return x.Open
+		}
+	}
+	return nil
+}
+
+func (x *PublishStep) GetAdopt() *AdoptStream {
+	if x != nil {
+		if x, ok := x.Step.(*PublishStep_Adopt); ok {
+			return x.Adopt
+		}
+	}
+	return nil
+}
+
+func (x *PublishStep) GetPublish() *PublishSample {
+	if x != nil {
+		if x, ok := x.Step.(*PublishStep_Publish); ok {
+			return x.Publish
+		}
+	}
+	return nil
+}
+
+func (x *PublishStep) GetRepublish() *RepublishSample {
+	if x != nil {
+		if x, ok := x.Step.(*PublishStep_Republish); ok {
+			return x.Republish
+		}
+	}
+	return nil
+}
+
+func (x *PublishStep) GetClose() uint32 {
+	if x != nil {
+		if x, ok := x.Step.(*PublishStep_Close); ok {
+			return x.Close
+		}
+	}
+	return 0
+}
+
+type isPublishStep_Step interface {
+	isPublishStep_Step()
+}
+
+type PublishStep_Open struct {
+	// Declare a stream this runtime produces.
+	Open *OpenStream `protobuf:"bytes,1,opt,name=open,proto3,oneof"`
+}
+
+type PublishStep_Adopt struct {
+	// Declare a stream that republishes samples numbered and stamped
+	// elsewhere (§2.5).
+	Adopt *AdoptStream `protobuf:"bytes,2,opt,name=adopt,proto3,oneof"`
+}
+
+type PublishStep_Publish struct {
+	// Publish one sample on a produced stream.
+	Publish *PublishSample `protobuf:"bytes,3,opt,name=publish,proto3,oneof"`
+}
+
+type PublishStep_Republish struct {
+	// Republish one recorded sample on an adopted stream.
+	Republish *RepublishSample `protobuf:"bytes,4,opt,name=republish,proto3,oneof"`
+}
+
+type PublishStep_Close struct {
+	// Drop the stream (its handle is not used again).
+	Close uint32 `protobuf:"varint,5,opt,name=close,proto3,oneof"`
+}
+
+func (*PublishStep_Open) isPublishStep_Step() {}
+
+func (*PublishStep_Adopt) isPublishStep_Step() {}
+
+func (*PublishStep_Publish) isPublishStep_Step() {}
+
+func (*PublishStep_Republish) isPublishStep_Step() {}
+
+func (*PublishStep_Close) isPublishStep_Step() {}
+
+type OpenStream struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// The clock domain of the stream's source timestamps; empty: the stream
+	// carries none (§4.2, §4.3).
+	SourceClockDomain string `protobuf:"bytes,2,opt,name=source_clock_domain,json=sourceClockDomain,proto3" json:"source_clock_domain,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *OpenStream) Reset() {
+	*x = OpenStream{}
+	mi := &file_conform_v1_conform_proto_msgTypes[51]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OpenStream) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OpenStream) ProtoMessage() {}
+
+func (x *OpenStream) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[51]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OpenStream.ProtoReflect.Descriptor instead.
+func (*OpenStream) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{51}
+}
+
+func (x *OpenStream) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *OpenStream) GetSourceClockDomain() string {
+	if x != nil {
+		return x.SourceClockDomain
+	}
+	return ""
+}
+
+type AdoptStream struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AdoptStream) Reset() {
+	*x = AdoptStream{}
+	mi := &file_conform_v1_conform_proto_msgTypes[52]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AdoptStream) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AdoptStream) ProtoMessage() {}
+
+func (x *AdoptStream) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[52]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AdoptStream.ProtoReflect.Descriptor instead.
+func (*AdoptStream) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{52}
+}
+
+func (x *AdoptStream) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type PublishSample struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The handle of a produced stream.
+	Stream uint32 `protobuf:"varint,1,opt,name=stream,proto3" json:"stream,omitempty"`
+	// The instrument's timestamp the node supplies; 0 means it has none.
+	SourceTimestampNs uint64 `protobuf:"varint,2,opt,name=source_timestamp_ns,json=sourceTimestampNs,proto3" json:"source_timestamp_ns,omitempty"`
+	Values            []byte `protobuf:"bytes,3,opt,name=values,proto3" json:"values,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *PublishSample) Reset() {
+	*x = PublishSample{}
+	mi := &file_conform_v1_conform_proto_msgTypes[53]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PublishSample) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PublishSample) ProtoMessage() {}
+
+func (x *PublishSample) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[53]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PublishSample.ProtoReflect.Descriptor instead.
+func (*PublishSample) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{53}
+}
+
+func (x *PublishSample) GetStream() uint32 {
+	if x != nil {
+		return x.Stream
+	}
+	return 0
+}
+
+func (x *PublishSample) GetSourceTimestampNs() uint64 {
+	if x != nil {
+		return x.SourceTimestampNs
+	}
+	return 0
+}
+
+func (x *PublishSample) GetValues() []byte {
+	if x != nil {
+		return x.Values
+	}
+	return nil
+}
+
+type RepublishSample struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The handle of an adopted stream.
+	Stream uint32 `protobuf:"varint,1,opt,name=stream,proto3" json:"stream,omitempty"`
+	// The sample as recorded: its stream_ref is the recording's, not this
+	// runtime's.
+	Sample        *Arrival `protobuf:"bytes,2,opt,name=sample,proto3" json:"sample,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RepublishSample) Reset() {
+	*x = RepublishSample{}
+	mi := &file_conform_v1_conform_proto_msgTypes[54]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RepublishSample) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RepublishSample) ProtoMessage() {}
+
+func (x *RepublishSample) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[54]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RepublishSample.ProtoReflect.Descriptor instead.
+func (*RepublishSample) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{54}
+}
+
+func (x *RepublishSample) GetStream() uint32 {
+	if x != nil {
+		return x.Stream
+	}
+	return 0
+}
+
+func (x *RepublishSample) GetSample() *Arrival {
+	if x != nil {
+		return x.Sample
+	}
+	return nil
+}
+
+type PublishResult struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Outputs       []*PublishOutput       `protobuf:"bytes,1,rep,name=outputs,proto3" json:"outputs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PublishResult) Reset() {
+	*x = PublishResult{}
+	mi := &file_conform_v1_conform_proto_msgTypes[55]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PublishResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PublishResult) ProtoMessage() {}
+
+func (x *PublishResult) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[55]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PublishResult.ProtoReflect.Descriptor instead.
+func (*PublishResult) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{55}
+}
+
+func (x *PublishResult) GetOutputs() []*PublishOutput {
+	if x != nil {
+		return x.Outputs
+	}
+	return nil
+}
+
+type PublishOutput struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// One entry per step, in order.
+	Events []*PublishEvent `protobuf:"bytes,1,rep,name=events,proto3" json:"events,omitempty"`
+	// One entry per stream the steps created, in handle order, as it stands
+	// after the last step.
+	Streams       []*PublishedStream `protobuf:"bytes,2,rep,name=streams,proto3" json:"streams,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PublishOutput) Reset() {
+	*x = PublishOutput{}
+	mi := &file_conform_v1_conform_proto_msgTypes[56]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PublishOutput) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PublishOutput) ProtoMessage() {}
+
+func (x *PublishOutput) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[56]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PublishOutput.ProtoReflect.Descriptor instead.
+func (*PublishOutput) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{56}
+}
+
+func (x *PublishOutput) GetEvents() []*PublishEvent {
+	if x != nil {
+		return x.Events
+	}
+	return nil
+}
+
+func (x *PublishOutput) GetStreams() []*PublishedStream {
+	if x != nil {
+		return x.Streams
+	}
+	return nil
+}
+
+type PublishEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// For open and adopt: the stream_ref the runtime allocated, and the
+	// connection identifier its samples are delivered on, as an opaque number
+	// the SUT chooses (equal numbers mean one connection). For publish and
+	// republish: the sample as the runtime delivered it to subscribers, with
+	// connection set the same way. Close steps report nothing.
+	StreamRef  uint32   `protobuf:"varint,1,opt,name=stream_ref,json=streamRef,proto3" json:"stream_ref,omitempty"`
+	Connection uint64   `protobuf:"varint,2,opt,name=connection,proto3" json:"connection,omitempty"`
+	Sample     *Arrival `protobuf:"bytes,3,opt,name=sample,proto3" json:"sample,omitempty"`
+	// The step was refused; with why. A publish or republish is never refused
+	// (§5.1).
+	Refused       bool   `protobuf:"varint,4,opt,name=refused,proto3" json:"refused,omitempty"`
+	Refusal       string `protobuf:"bytes,5,opt,name=refusal,proto3" json:"refusal,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PublishEvent) Reset() {
+	*x = PublishEvent{}
+	mi := &file_conform_v1_conform_proto_msgTypes[57]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PublishEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PublishEvent) ProtoMessage() {}
+
+func (x *PublishEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[57]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PublishEvent.ProtoReflect.Descriptor instead.
+func (*PublishEvent) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{57}
+}
+
+func (x *PublishEvent) GetStreamRef() uint32 {
+	if x != nil {
+		return x.StreamRef
+	}
+	return 0
+}
+
+func (x *PublishEvent) GetConnection() uint64 {
+	if x != nil {
+		return x.Connection
+	}
+	return 0
+}
+
+func (x *PublishEvent) GetSample() *Arrival {
+	if x != nil {
+		return x.Sample
+	}
+	return nil
+}
+
+func (x *PublishEvent) GetRefused() bool {
+	if x != nil {
+		return x.Refused
+	}
+	return false
+}
+
+func (x *PublishEvent) GetRefusal() string {
+	if x != nil {
+		return x.Refusal
+	}
+	return ""
+}
+
+type PublishedStream struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	StreamRef uint32                 `protobuf:"varint,1,opt,name=stream_ref,json=streamRef,proto3" json:"stream_ref,omitempty"`
+	// How many samples the stream has published or republished.
+	Sent uint64 `protobuf:"varint,2,opt,name=sent,proto3" json:"sent,omitempty"`
+	// The sequence of the most recent sample; 0 before the first.
+	LastSequence uint64 `protobuf:"varint,3,opt,name=last_sequence,json=lastSequence,proto3" json:"last_sequence,omitempty"`
+	// Whether a source timestamp given to this stream will be carried
+	// (§4.2); reported for produced streams.
+	CarriesSourceTimestamp bool `protobuf:"varint,4,opt,name=carries_source_timestamp,json=carriesSourceTimestamp,proto3" json:"carries_source_timestamp,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
+}
+
+func (x *PublishedStream) Reset() {
+	*x = PublishedStream{}
+	mi := &file_conform_v1_conform_proto_msgTypes[58]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PublishedStream) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PublishedStream) ProtoMessage() {}
+
+func (x *PublishedStream) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[58]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PublishedStream.ProtoReflect.Descriptor instead.
+func (*PublishedStream) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{58}
+}
+
+func (x *PublishedStream) GetStreamRef() uint32 {
+	if x != nil {
+		return x.StreamRef
+	}
+	return 0
+}
+
+func (x *PublishedStream) GetSent() uint64 {
+	if x != nil {
+		return x.Sent
+	}
+	return 0
+}
+
+func (x *PublishedStream) GetLastSequence() uint64 {
+	if x != nil {
+		return x.LastSequence
+	}
+	return 0
+}
+
+func (x *PublishedStream) GetCarriesSourceTimestamp() bool {
+	if x != nil {
+		return x.CarriesSourceTimestamp
+	}
+	return false
+}
+
+// ReadAnnouncements reads each StreamInfo payload as a consumer does
+// (ranvier-streams §6.6) and reports the announcement as read. Optional
+// fields are absent where the SUT read the announcement as stating nothing,
+// and present (possibly empty) where it read a value.
+type ReadAnnouncements struct {
+	state         protoimpl.MessageState   `protogen:"open.v1"`
+	Inputs        []*ReadAnnouncementInput `protobuf:"bytes,1,rep,name=inputs,proto3" json:"inputs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadAnnouncements) Reset() {
+	*x = ReadAnnouncements{}
+	mi := &file_conform_v1_conform_proto_msgTypes[59]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadAnnouncements) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadAnnouncements) ProtoMessage() {}
+
+func (x *ReadAnnouncements) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[59]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadAnnouncements.ProtoReflect.Descriptor instead.
+func (*ReadAnnouncements) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{59}
+}
+
+func (x *ReadAnnouncements) GetInputs() []*ReadAnnouncementInput {
+	if x != nil {
+		return x.Inputs
+	}
+	return nil
+}
+
+type ReadAnnouncementInput struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A serialized ranvier.message.v1.StreamInfo.
+	StreamInfo    []byte `protobuf:"bytes,1,opt,name=stream_info,json=streamInfo,proto3" json:"stream_info,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadAnnouncementInput) Reset() {
+	*x = ReadAnnouncementInput{}
+	mi := &file_conform_v1_conform_proto_msgTypes[60]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadAnnouncementInput) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadAnnouncementInput) ProtoMessage() {}
+
+func (x *ReadAnnouncementInput) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[60]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadAnnouncementInput.ProtoReflect.Descriptor instead.
+func (*ReadAnnouncementInput) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{60}
+}
+
+func (x *ReadAnnouncementInput) GetStreamInfo() []byte {
+	if x != nil {
+		return x.StreamInfo
+	}
+	return nil
+}
+
+type ReadAnnouncementsResult struct {
+	state         protoimpl.MessageState    `protogen:"open.v1"`
+	Outputs       []*ReadAnnouncementOutput `protobuf:"bytes,1,rep,name=outputs,proto3" json:"outputs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadAnnouncementsResult) Reset() {
+	*x = ReadAnnouncementsResult{}
+	mi := &file_conform_v1_conform_proto_msgTypes[61]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadAnnouncementsResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadAnnouncementsResult) ProtoMessage() {}
+
+func (x *ReadAnnouncementsResult) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[61]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadAnnouncementsResult.ProtoReflect.Descriptor instead.
+func (*ReadAnnouncementsResult) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{61}
+}
+
+func (x *ReadAnnouncementsResult) GetOutputs() []*ReadAnnouncementOutput {
+	if x != nil {
+		return x.Outputs
+	}
+	return nil
+}
+
+type ReadAnnouncementOutput struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The SUT refused the announcement; with why.
+	Refused       bool              `protobuf:"varint,1,opt,name=refused,proto3" json:"refused,omitempty"`
+	Refusal       string            `protobuf:"bytes,2,opt,name=refusal,proto3" json:"refusal,omitempty"`
+	Announcement  *AnnouncementRead `protobuf:"bytes,3,opt,name=announcement,proto3" json:"announcement,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadAnnouncementOutput) Reset() {
+	*x = ReadAnnouncementOutput{}
+	mi := &file_conform_v1_conform_proto_msgTypes[62]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadAnnouncementOutput) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadAnnouncementOutput) ProtoMessage() {}
+
+func (x *ReadAnnouncementOutput) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[62]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadAnnouncementOutput.ProtoReflect.Descriptor instead.
+func (*ReadAnnouncementOutput) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{62}
+}
+
+func (x *ReadAnnouncementOutput) GetRefused() bool {
+	if x != nil {
+		return x.Refused
+	}
+	return false
+}
+
+func (x *ReadAnnouncementOutput) GetRefusal() string {
+	if x != nil {
+		return x.Refusal
+	}
+	return ""
+}
+
+func (x *ReadAnnouncementOutput) GetAnnouncement() *AnnouncementRead {
+	if x != nil {
+		return x.Announcement
+	}
+	return nil
+}
+
+// AnnouncementRead is a StreamInfo as a consumer read it.
+type AnnouncementRead struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Name      *string                `protobuf:"bytes,1,opt,name=name,proto3,oneof" json:"name,omitempty"`
+	Node      *string                `protobuf:"bytes,2,opt,name=node,proto3,oneof" json:"node,omitempty"`
+	StreamRef uint32                 `protobuf:"varint,3,opt,name=stream_ref,json=streamRef,proto3" json:"stream_ref,omitempty"`
+	// Absent: no schema.
+	Schema *ReadSchema `protobuf:"bytes,4,opt,name=schema,proto3" json:"schema,omitempty"`
+	// The origin as read, by ranvier.message.v1.Origin number (0 unspecified).
+	Origin int32 `protobuf:"varint,5,opt,name=origin,proto3" json:"origin,omitempty"`
+	// Absent: the stream carries no source timestamps.
+	SourceClockDomain *string `protobuf:"bytes,6,opt,name=source_clock_domain,json=sourceClockDomain,proto3,oneof" json:"source_clock_domain,omitempty"`
+	// Absent: the announcement names no host clock.
+	Clock *HostClock `protobuf:"bytes,7,opt,name=clock,proto3" json:"clock,omitempty"`
+	// Absent: no operator was named.
+	Operator *ReadOperator `protobuf:"bytes,8,opt,name=operator,proto3" json:"operator,omitempty"`
+	// Absent: no authorisation.
+	Authorisation *ReadAuthorisation `protobuf:"bytes,9,opt,name=authorisation,proto3" json:"authorisation,omitempty"`
+	// Absent: nobody stated what the producer did (not "untransformed").
+	Production    *ReadProduction `protobuf:"bytes,10,opt,name=production,proto3" json:"production,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AnnouncementRead) Reset() {
+	*x = AnnouncementRead{}
+	mi := &file_conform_v1_conform_proto_msgTypes[63]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AnnouncementRead) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AnnouncementRead) ProtoMessage() {}
+
+func (x *AnnouncementRead) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[63]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AnnouncementRead.ProtoReflect.Descriptor instead.
+func (*AnnouncementRead) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{63}
+}
+
+func (x *AnnouncementRead) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+func (x *AnnouncementRead) GetNode() string {
+	if x != nil && x.Node != nil {
+		return *x.Node
+	}
+	return ""
+}
+
+func (x *AnnouncementRead) GetStreamRef() uint32 {
+	if x != nil {
+		return x.StreamRef
+	}
+	return 0
+}
+
+func (x *AnnouncementRead) GetSchema() *ReadSchema {
+	if x != nil {
+		return x.Schema
+	}
+	return nil
+}
+
+func (x *AnnouncementRead) GetOrigin() int32 {
+	if x != nil {
+		return x.Origin
+	}
+	return 0
+}
+
+func (x *AnnouncementRead) GetSourceClockDomain() string {
+	if x != nil && x.SourceClockDomain != nil {
+		return *x.SourceClockDomain
+	}
+	return ""
+}
+
+func (x *AnnouncementRead) GetClock() *HostClock {
+	if x != nil {
+		return x.Clock
+	}
+	return nil
+}
+
+func (x *AnnouncementRead) GetOperator() *ReadOperator {
+	if x != nil {
+		return x.Operator
+	}
+	return nil
+}
+
+func (x *AnnouncementRead) GetAuthorisation() *ReadAuthorisation {
+	if x != nil {
+		return x.Authorisation
+	}
+	return nil
+}
+
+func (x *AnnouncementRead) GetProduction() *ReadProduction {
+	if x != nil {
+		return x.Production
+	}
+	return nil
+}
+
+type ReadSchema struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	SchemaId *string                `protobuf:"bytes,1,opt,name=schema_id,json=schemaId,proto3,oneof" json:"schema_id,omitempty"`
+	// Absent: no descriptor. The bytes are carried, never parsed (§6.2).
+	Descriptor_   []byte `protobuf:"bytes,2,opt,name=descriptor,proto3,oneof" json:"descriptor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadSchema) Reset() {
+	*x = ReadSchema{}
+	mi := &file_conform_v1_conform_proto_msgTypes[64]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadSchema) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadSchema) ProtoMessage() {}
+
+func (x *ReadSchema) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[64]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadSchema.ProtoReflect.Descriptor instead.
+func (*ReadSchema) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{64}
+}
+
+func (x *ReadSchema) GetSchemaId() string {
+	if x != nil && x.SchemaId != nil {
+		return *x.SchemaId
+	}
+	return ""
+}
+
+func (x *ReadSchema) GetDescriptor_() []byte {
+	if x != nil {
+		return x.Descriptor_
+	}
+	return nil
+}
+
+type HostClock struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	HostId        string                 `protobuf:"bytes,1,opt,name=host_id,json=hostId,proto3" json:"host_id,omitempty"`
+	BootId        string                 `protobuf:"bytes,2,opt,name=boot_id,json=bootId,proto3" json:"boot_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostClock) Reset() {
+	*x = HostClock{}
+	mi := &file_conform_v1_conform_proto_msgTypes[65]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostClock) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostClock) ProtoMessage() {}
+
+func (x *HostClock) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[65]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostClock.ProtoReflect.Descriptor instead.
+func (*HostClock) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{65}
+}
+
+func (x *HostClock) GetHostId() string {
+	if x != nil {
+		return x.HostId
+	}
+	return ""
+}
+
+func (x *HostClock) GetBootId() string {
+	if x != nil {
+		return x.BootId
+	}
+	return ""
+}
+
+type ReadOperator struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  *string                `protobuf:"bytes,1,opt,name=name,proto3,oneof" json:"name,omitempty"`
+	// By ranvier.message.v1.AssertionMethod number (0 unspecified).
+	AssertedBy    int32 `protobuf:"varint,2,opt,name=asserted_by,json=assertedBy,proto3" json:"asserted_by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadOperator) Reset() {
+	*x = ReadOperator{}
+	mi := &file_conform_v1_conform_proto_msgTypes[66]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadOperator) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadOperator) ProtoMessage() {}
+
+func (x *ReadOperator) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[66]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadOperator.ProtoReflect.Descriptor instead.
+func (*ReadOperator) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{66}
+}
+
+func (x *ReadOperator) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+func (x *ReadOperator) GetAssertedBy() int32 {
+	if x != nil {
+		return x.AssertedBy
+	}
+	return 0
+}
+
+type ReadAuthorisation struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	Authority        *string                `protobuf:"bytes,1,opt,name=authority,proto3,oneof" json:"authority,omitempty"`
+	Reference        *string                `protobuf:"bytes,2,opt,name=reference,proto3,oneof" json:"reference,omitempty"`
+	ValidFromUnixNs  uint64                 `protobuf:"varint,3,opt,name=valid_from_unix_ns,json=validFromUnixNs,proto3" json:"valid_from_unix_ns,omitempty"`
+	ValidUntilUnixNs uint64                 `protobuf:"varint,4,opt,name=valid_until_unix_ns,json=validUntilUnixNs,proto3" json:"valid_until_unix_ns,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *ReadAuthorisation) Reset() {
+	*x = ReadAuthorisation{}
+	mi := &file_conform_v1_conform_proto_msgTypes[67]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadAuthorisation) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadAuthorisation) ProtoMessage() {}
+
+func (x *ReadAuthorisation) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[67]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadAuthorisation.ProtoReflect.Descriptor instead.
+func (*ReadAuthorisation) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{67}
+}
+
+func (x *ReadAuthorisation) GetAuthority() string {
+	if x != nil && x.Authority != nil {
+		return *x.Authority
+	}
+	return ""
+}
+
+func (x *ReadAuthorisation) GetReference() string {
+	if x != nil && x.Reference != nil {
+		return *x.Reference
+	}
+	return ""
+}
+
+func (x *ReadAuthorisation) GetValidFromUnixNs() uint64 {
+	if x != nil {
+		return x.ValidFromUnixNs
+	}
+	return 0
+}
+
+func (x *ReadAuthorisation) GetValidUntilUnixNs() uint64 {
+	if x != nil {
+		return x.ValidUntilUnixNs
+	}
+	return 0
+}
+
+type ReadProduction struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Settings      []*ProductionSetting   `protobuf:"bytes,1,rep,name=settings,proto3" json:"settings,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadProduction) Reset() {
+	*x = ReadProduction{}
+	mi := &file_conform_v1_conform_proto_msgTypes[68]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadProduction) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadProduction) ProtoMessage() {}
+
+func (x *ReadProduction) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[68]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadProduction.ProtoReflect.Descriptor instead.
+func (*ReadProduction) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{68}
+}
+
+func (x *ReadProduction) GetSettings() []*ProductionSetting {
+	if x != nil {
+		return x.Settings
+	}
+	return nil
+}
+
+type ProductionSetting struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Value         string                 `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProductionSetting) Reset() {
+	*x = ProductionSetting{}
+	mi := &file_conform_v1_conform_proto_msgTypes[69]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProductionSetting) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProductionSetting) ProtoMessage() {}
+
+func (x *ProductionSetting) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[69]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProductionSetting.ProtoReflect.Descriptor instead.
+func (*ProductionSetting) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{69}
+}
+
+func (x *ProductionSetting) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *ProductionSetting) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
+// MatchAnnouncements plays what a subscriber to a name hears on its
+// connections — announcements and samples, interleaved — and asks which
+// announcement each sample belongs to (ranvier-streams §6.4, §6.5, §6.7).
+// Each event gets one answer.
+type MatchAnnouncements struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Inputs        []*MatchInput          `protobuf:"bytes,1,rep,name=inputs,proto3" json:"inputs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MatchAnnouncements) Reset() {
+	*x = MatchAnnouncements{}
+	mi := &file_conform_v1_conform_proto_msgTypes[70]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MatchAnnouncements) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MatchAnnouncements) ProtoMessage() {}
+
+func (x *MatchAnnouncements) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[70]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MatchAnnouncements.ProtoReflect.Descriptor instead.
+func (*MatchAnnouncements) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{70}
+}
+
+func (x *MatchAnnouncements) GetInputs() []*MatchInput {
+	if x != nil {
+		return x.Inputs
+	}
+	return nil
+}
+
+type MatchInput struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Events        []*MatchEvent          `protobuf:"bytes,1,rep,name=events,proto3" json:"events,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MatchInput) Reset() {
+	*x = MatchInput{}
+	mi := &file_conform_v1_conform_proto_msgTypes[71]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MatchInput) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MatchInput) ProtoMessage() {}
+
+func (x *MatchInput) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[71]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MatchInput.ProtoReflect.Descriptor instead.
+func (*MatchInput) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{71}
+}
+
+func (x *MatchInput) GetEvents() []*MatchEvent {
+	if x != nil {
+		return x.Events
+	}
+	return nil
+}
+
+type MatchEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The connection the event happened on (see above).
+	Connection uint64 `protobuf:"varint,1,opt,name=connection,proto3" json:"connection,omitempty"`
+	// Types that are valid to be assigned to Event:
+	//
+	//	*MatchEvent_Announce
+	//	*MatchEvent_SampleRef
+	//	*MatchEvent_List
+	Event         isMatchEvent_Event `protobuf_oneof:"event"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MatchEvent) Reset() {
+	*x = MatchEvent{}
+	mi := &file_conform_v1_conform_proto_msgTypes[72]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MatchEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MatchEvent) ProtoMessage() {}
+
+func (x *MatchEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[72]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MatchEvent.ProtoReflect.Descriptor instead.
+func (*MatchEvent) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{72}
+}
+
+func (x *MatchEvent) GetConnection() uint64 {
+	if x != nil {
+		return x.Connection
+	}
+	return 0
+}
+
+func (x *MatchEvent) GetEvent() isMatchEvent_Event {
+	if x != nil {
+		return x.Event
+	}
+	return nil
+}
+
+func (x *MatchEvent) GetAnnounce() []byte {
+	if x != nil {
+		if x, ok := x.Event.(*MatchEvent_Announce); ok {
+			return x.Announce
+		}
+	}
+	return nil
+}
+
+func (x *MatchEvent) GetSampleRef() uint32 {
+	if x != nil {
+		if x, ok := x.Event.(*MatchEvent_SampleRef); ok {
+			return x.SampleRef
+		}
+	}
+	return 0
+}
+
+func (x *MatchEvent) GetList() string {
+	if x != nil {
+		if x, ok := x.Event.(*MatchEvent_List); ok {
+			return x.List
+		}
+	}
+	return ""
+}
+
+type isMatchEvent_Event interface {
+	isMatchEvent_Event()
+}
+
+type MatchEvent_Announce struct {
+	// A StreamInfo announcement arrived (a serialized
+	// ranvier.message.v1.StreamInfo).
+	Announce []byte `protobuf:"bytes,2,opt,name=announce,proto3,oneof"`
+}
+
+type MatchEvent_SampleRef struct {
+	// A sample carrying this stream_ref arrived.
+	SampleRef uint32 `protobuf:"varint,3,opt,name=sample_ref,json=sampleRef,proto3,oneof"`
+}
+
+type MatchEvent_List struct {
+	// The subscriber asks for every announcement heard under this name, on
+	// any connection.
+	List string `protobuf:"bytes,4,opt,name=list,proto3,oneof"`
+}
+
+func (*MatchEvent_Announce) isMatchEvent_Event() {}
+
+func (*MatchEvent_SampleRef) isMatchEvent_Event() {}
+
+func (*MatchEvent_List) isMatchEvent_Event() {}
+
+type MatchAnnouncementsResult struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Outputs       []*MatchOutput         `protobuf:"bytes,1,rep,name=outputs,proto3" json:"outputs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MatchAnnouncementsResult) Reset() {
+	*x = MatchAnnouncementsResult{}
+	mi := &file_conform_v1_conform_proto_msgTypes[73]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MatchAnnouncementsResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MatchAnnouncementsResult) ProtoMessage() {}
+
+func (x *MatchAnnouncementsResult) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[73]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MatchAnnouncementsResult.ProtoReflect.Descriptor instead.
+func (*MatchAnnouncementsResult) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{73}
+}
+
+func (x *MatchAnnouncementsResult) GetOutputs() []*MatchOutput {
+	if x != nil {
+		return x.Outputs
+	}
+	return nil
+}
+
+type MatchOutput struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Answers       []*MatchAnswer         `protobuf:"bytes,1,rep,name=answers,proto3" json:"answers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MatchOutput) Reset() {
+	*x = MatchOutput{}
+	mi := &file_conform_v1_conform_proto_msgTypes[74]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MatchOutput) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MatchOutput) ProtoMessage() {}
+
+func (x *MatchOutput) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[74]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MatchOutput.ProtoReflect.Descriptor instead.
+func (*MatchOutput) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{74}
+}
+
+func (x *MatchOutput) GetAnswers() []*MatchAnswer {
+	if x != nil {
+		return x.Answers
+	}
+	return nil
+}
+
+type MatchAnswer struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// For sample_ref: the announcement the sample belongs to, or
+	// schema_unknown when none was heard for it.
+	Matched       *AnnouncementRead `protobuf:"bytes,1,opt,name=matched,proto3" json:"matched,omitempty"`
+	SchemaUnknown bool              `protobuf:"varint,2,opt,name=schema_unknown,json=schemaUnknown,proto3" json:"schema_unknown,omitempty"`
+	// For list: every announcement heard under the name, one per stream, in
+	// the order first heard.
+	Listed        []*AnnouncementRead `protobuf:"bytes,3,rep,name=listed,proto3" json:"listed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MatchAnswer) Reset() {
+	*x = MatchAnswer{}
+	mi := &file_conform_v1_conform_proto_msgTypes[75]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MatchAnswer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MatchAnswer) ProtoMessage() {}
+
+func (x *MatchAnswer) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[75]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MatchAnswer.ProtoReflect.Descriptor instead.
+func (*MatchAnswer) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{75}
+}
+
+func (x *MatchAnswer) GetMatched() *AnnouncementRead {
+	if x != nil {
+		return x.Matched
+	}
+	return nil
+}
+
+func (x *MatchAnswer) GetSchemaUnknown() bool {
+	if x != nil {
+		return x.SchemaUnknown
+	}
+	return false
+}
+
+func (x *MatchAnswer) GetListed() []*AnnouncementRead {
+	if x != nil {
+		return x.Listed
+	}
+	return nil
+}
+
+// Latency hands samples to a subscriber at given instants and reads back
+// its delivery latency (ranvier-streams §4.5). The consumer's host clock is
+// supplied by the harness for each hand-over, so the figures are
+// deterministic.
+type Latency struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Inputs        []*LatencyInput        `protobuf:"bytes,1,rep,name=inputs,proto3" json:"inputs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Latency) Reset() {
+	*x = Latency{}
+	mi := &file_conform_v1_conform_proto_msgTypes[76]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Latency) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Latency) ProtoMessage() {}
+
+func (x *Latency) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[76]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Latency.ProtoReflect.Descriptor instead.
+func (*Latency) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{76}
+}
+
+func (x *Latency) GetInputs() []*LatencyInput {
+	if x != nil {
+		return x.Inputs
+	}
+	return nil
+}
+
+type LatencyInput struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Handovers     []*Handover            `protobuf:"bytes,1,rep,name=handovers,proto3" json:"handovers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LatencyInput) Reset() {
+	*x = LatencyInput{}
+	mi := &file_conform_v1_conform_proto_msgTypes[77]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LatencyInput) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LatencyInput) ProtoMessage() {}
+
+func (x *LatencyInput) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[77]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LatencyInput.ProtoReflect.Descriptor instead.
+func (*LatencyInput) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{77}
+}
+
+func (x *LatencyInput) GetHandovers() []*Handover {
+	if x != nil {
+		return x.Handovers
+	}
+	return nil
+}
+
+type Handover struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The consumer's host clock at the moment the sample is handed over.
+	NowNs uint64 `protobuf:"varint,1,opt,name=now_ns,json=nowNs,proto3" json:"now_ns,omitempty"`
+	// The sample's monotonic_timestamp_ns.
+	MonotonicTimestampNs uint64 `protobuf:"varint,2,opt,name=monotonic_timestamp_ns,json=monotonicTimestampNs,proto3" json:"monotonic_timestamp_ns,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
+}
+
+func (x *Handover) Reset() {
+	*x = Handover{}
+	mi := &file_conform_v1_conform_proto_msgTypes[78]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Handover) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Handover) ProtoMessage() {}
+
+func (x *Handover) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[78]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Handover.ProtoReflect.Descriptor instead.
+func (*Handover) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{78}
+}
+
+func (x *Handover) GetNowNs() uint64 {
+	if x != nil {
+		return x.NowNs
+	}
+	return 0
+}
+
+func (x *Handover) GetMonotonicTimestampNs() uint64 {
+	if x != nil {
+		return x.MonotonicTimestampNs
+	}
+	return 0
+}
+
+type LatencyResult struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Outputs       []*LatencyOutput       `protobuf:"bytes,1,rep,name=outputs,proto3" json:"outputs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LatencyResult) Reset() {
+	*x = LatencyResult{}
+	mi := &file_conform_v1_conform_proto_msgTypes[79]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LatencyResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LatencyResult) ProtoMessage() {}
+
+func (x *LatencyResult) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[79]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LatencyResult.ProtoReflect.Descriptor instead.
+func (*LatencyResult) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{79}
+}
+
+func (x *LatencyResult) GetOutputs() []*LatencyOutput {
+	if x != nil {
+		return x.Outputs
+	}
+	return nil
+}
+
+type LatencyOutput struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Whether percentiles are reported. A subscriber that has had nothing
+	// handed over has no latency, which is not a latency of zero.
+	Present       bool   `protobuf:"varint,1,opt,name=present,proto3" json:"present,omitempty"`
+	P50Ns         uint64 `protobuf:"varint,2,opt,name=p50_ns,json=p50Ns,proto3" json:"p50_ns,omitempty"`
+	P99Ns         uint64 `protobuf:"varint,3,opt,name=p99_ns,json=p99Ns,proto3" json:"p99_ns,omitempty"`
+	MaxNs         uint64 `protobuf:"varint,4,opt,name=max_ns,json=maxNs,proto3" json:"max_ns,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LatencyOutput) Reset() {
+	*x = LatencyOutput{}
+	mi := &file_conform_v1_conform_proto_msgTypes[80]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LatencyOutput) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LatencyOutput) ProtoMessage() {}
+
+func (x *LatencyOutput) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_conform_proto_msgTypes[80]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LatencyOutput.ProtoReflect.Descriptor instead.
+func (*LatencyOutput) Descriptor() ([]byte, []int) {
+	return file_conform_v1_conform_proto_rawDescGZIP(), []int{80}
+}
+
+func (x *LatencyOutput) GetPresent() bool {
+	if x != nil {
+		return x.Present
+	}
+	return false
+}
+
+func (x *LatencyOutput) GetP50Ns() uint64 {
+	if x != nil {
+		return x.P50Ns
+	}
+	return 0
+}
+
+func (x *LatencyOutput) GetP99Ns() uint64 {
+	if x != nil {
+		return x.P99Ns
+	}
+	return 0
+}
+
+func (x *LatencyOutput) GetMaxNs() uint64 {
+	if x != nil {
+		return x.MaxNs
+	}
+	return 0
+}
+
 var File_conform_v1_conform_proto protoreflect.FileDescriptor
 
 const file_conform_v1_conform_proto_rawDesc = "" +
@@ -1953,7 +5463,7 @@ const file_conform_v1_conform_proto_rawDesc = "" +
 	"\bprofiles\x18\x04 \x03(\tR\bprofiles\x12*\n" +
 	"\x06bounds\x18\x05 \x01(\v2\x12.conform.v1.BoundsR\x06bounds\",\n" +
 	"\x06Bounds\x12\"\n" +
-	"\rtlv_max_depth\x18\x01 \x01(\rR\vtlvMaxDepth\"\xa5\x02\n" +
+	"\rtlv_max_depth\x18\x01 \x01(\rR\vtlvMaxDepth\"\xe3\x05\n" +
 	"\aRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x129\n" +
 	"\vread_frames\x18\n" +
@@ -1962,8 +5472,16 @@ const file_conform_v1_conform_proto_rawDesc = "" +
 	"\fwrite_frames\x18\v \x01(\v2\x17.conform.v1.WriteFramesH\x00R\vwriteFrames\x12/\n" +
 	"\areceive\x18\f \x01(\v2\x13.conform.v1.ReceiveH\x00R\areceive\x12,\n" +
 	"\x06decode\x18\r \x01(\v2\x12.conform.v1.DecodeH\x00R\x06decode\x12,\n" +
-	"\x06encode\x18\x0e \x01(\v2\x12.conform.v1.EncodeH\x00R\x06encodeB\x04\n" +
-	"\x02op\"\xb6\x03\n" +
+	"\x06encode\x18\x0e \x01(\v2\x12.conform.v1.EncodeH\x00R\x06encode\x12)\n" +
+	"\x05track\x18\x14 \x01(\v2\x11.conform.v1.TrackH\x00R\x05track\x129\n" +
+	"\vdrive_queue\x18\x15 \x01(\v2\x16.conform.v1.DriveQueueH\x00R\n" +
+	"driveQueue\x12Q\n" +
+	"\x13receive_connections\x18\x16 \x01(\v2\x1e.conform.v1.ReceiveConnectionsH\x00R\x12receiveConnections\x12/\n" +
+	"\apublish\x18\x17 \x01(\v2\x13.conform.v1.PublishH\x00R\apublish\x12N\n" +
+	"\x12read_announcements\x18\x18 \x01(\v2\x1d.conform.v1.ReadAnnouncementsH\x00R\x11readAnnouncements\x12Q\n" +
+	"\x13match_announcements\x18\x19 \x01(\v2\x1e.conform.v1.MatchAnnouncementsH\x00R\x12matchAnnouncements\x12/\n" +
+	"\alatency\x18\x1a \x01(\v2\x13.conform.v1.LatencyH\x00R\alatencyB\x04\n" +
+	"\x02op\"\x9e\a\n" +
 	"\bResponse\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12A\n" +
 	"\runimplemented\x18\x02 \x01(\v2\x19.conform.v1.UnimplementedH\x00R\runimplemented\x12)\n" +
@@ -1974,7 +5492,15 @@ const file_conform_v1_conform_proto_rawDesc = "" +
 	"\fwrite_frames\x18\v \x01(\v2\x1d.conform.v1.WriteFramesResultH\x00R\vwriteFrames\x125\n" +
 	"\areceive\x18\f \x01(\v2\x19.conform.v1.ReceiveResultH\x00R\areceive\x122\n" +
 	"\x06decode\x18\r \x01(\v2\x18.conform.v1.DecodeResultH\x00R\x06decode\x122\n" +
-	"\x06encode\x18\x0e \x01(\v2\x18.conform.v1.EncodeResultH\x00R\x06encodeB\b\n" +
+	"\x06encode\x18\x0e \x01(\v2\x18.conform.v1.EncodeResultH\x00R\x06encode\x12/\n" +
+	"\x05track\x18\x14 \x01(\v2\x17.conform.v1.TrackResultH\x00R\x05track\x12?\n" +
+	"\vdrive_queue\x18\x15 \x01(\v2\x1c.conform.v1.DriveQueueResultH\x00R\n" +
+	"driveQueue\x12W\n" +
+	"\x13receive_connections\x18\x16 \x01(\v2$.conform.v1.ReceiveConnectionsResultH\x00R\x12receiveConnections\x125\n" +
+	"\apublish\x18\x17 \x01(\v2\x19.conform.v1.PublishResultH\x00R\apublish\x12T\n" +
+	"\x12read_announcements\x18\x18 \x01(\v2#.conform.v1.ReadAnnouncementsResultH\x00R\x11readAnnouncements\x12W\n" +
+	"\x13match_announcements\x18\x19 \x01(\v2$.conform.v1.MatchAnnouncementsResultH\x00R\x12matchAnnouncements\x125\n" +
+	"\alatency\x18\x1a \x01(\v2\x19.conform.v1.LatencyResultH\x00R\alatencyB\b\n" +
 	"\x06result\"'\n" +
 	"\rUnimplemented\x12\x16\n" +
 	"\x06detail\x18\x01 \x01(\tR\x06detail\"!\n" +
@@ -2055,7 +5581,242 @@ const file_conform_v1_conform_proto_rawDesc = "" +
 	"\fEncodeOutput\x12\x18\n" +
 	"\apayload\x18\x01 \x01(\fR\apayload\x12\x14\n" +
 	"\x05error\x18\x02 \x01(\tR\x05error\x12\x16\n" +
-	"\x06failed\x18\x03 \x01(\bR\x06failed*\x91\x01\n" +
+	"\x06failed\x18\x03 \x01(\bR\x06failed\"\xca\x01\n" +
+	"\aArrival\x12\x1e\n" +
+	"\n" +
+	"connection\x18\x01 \x01(\x04R\n" +
+	"connection\x12\x1d\n" +
+	"\n" +
+	"stream_ref\x18\x02 \x01(\rR\tstreamRef\x12\x1a\n" +
+	"\bsequence\x18\x03 \x01(\x04R\bsequence\x124\n" +
+	"\x16monotonic_timestamp_ns\x18\x04 \x01(\x04R\x14monotonicTimestampNs\x12.\n" +
+	"\x13source_timestamp_ns\x18\x05 \x01(\x04R\x11sourceTimestampNs\"\xc9\x01\n" +
+	"\bGapBreak\x12\x1e\n" +
+	"\n" +
+	"connection\x18\x01 \x01(\x04R\n" +
+	"connection\x12\x1d\n" +
+	"\n" +
+	"stream_ref\x18\x02 \x01(\rR\tstreamRef\x12\x14\n" +
+	"\x05after\x18\x03 \x01(\x04R\x05after\x12\x16\n" +
+	"\x06before\x18\x04 \x01(\x04R\x06before\x12\x18\n" +
+	"\amissing\x18\x05 \x01(\x04R\amissing\x12\x19\n" +
+	"\bafter_ns\x18\x06 \x01(\x04R\aafterNs\x12\x1b\n" +
+	"\tbefore_ns\x18\a \x01(\x04R\bbeforeNs\"\x84\x02\n" +
+	"\vGapCounters\x12\x18\n" +
+	"\aarrived\x18\x01 \x01(\x04R\aarrived\x12\x1c\n" +
+	"\tuntracked\x18\x02 \x01(\x04R\tuntracked\x12\x18\n" +
+	"\amissing\x18\x03 \x01(\x04R\amissing\x12\x16\n" +
+	"\x06breaks\x18\x04 \x01(\x04R\x06breaks\x12\x1e\n" +
+	"\n" +
+	"duplicated\x18\x05 \x01(\x04R\n" +
+	"duplicated\x12\x1c\n" +
+	"\treordered\x18\x06 \x01(\x04R\treordered\x12\x18\n" +
+	"\astreams\x18\a \x01(\x04R\astreams\x123\n" +
+	"\n" +
+	"last_break\x18\b \x01(\v2\x14.conform.v1.GapBreakR\tlastBreak\"7\n" +
+	"\x05Track\x12.\n" +
+	"\x06inputs\x18\x01 \x03(\v2\x16.conform.v1.TrackInputR\x06inputs\"Q\n" +
+	"\n" +
+	"TrackInput\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12/\n" +
+	"\barrivals\x18\x02 \x03(\v2\x13.conform.v1.ArrivalR\barrivals\"@\n" +
+	"\vTrackResult\x121\n" +
+	"\aoutputs\x18\x01 \x03(\v2\x17.conform.v1.TrackOutputR\aoutputs\"B\n" +
+	"\vTrackOutput\x123\n" +
+	"\bcounters\x18\x01 \x01(\v2\x17.conform.v1.GapCountersR\bcounters\"<\n" +
+	"\n" +
+	"DriveQueue\x12.\n" +
+	"\x06inputs\x18\x01 \x03(\v2\x16.conform.v1.QueueInputR\x06inputs\"\xa3\x01\n" +
+	"\n" +
+	"QueueInput\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x19\n" +
+	"\x05depth\x18\x02 \x01(\rH\x00R\x05depth\x88\x01\x01\x12/\n" +
+	"\x06policy\x18\x03 \x01(\x0e2\x17.conform.v1.QueuePolicyR\x06policy\x12+\n" +
+	"\x05steps\x18\x04 \x03(\v2\x15.conform.v1.QueueStepR\x05stepsB\b\n" +
+	"\x06_depth\"R\n" +
+	"\tQueueStep\x12)\n" +
+	"\x04push\x18\x01 \x01(\v2\x13.conform.v1.ArrivalH\x00R\x04push\x12\x12\n" +
+	"\x03pop\x18\x02 \x01(\rH\x00R\x03popB\x06\n" +
+	"\x04step\"E\n" +
+	"\x10DriveQueueResult\x121\n" +
+	"\aoutputs\x18\x01 \x03(\v2\x17.conform.v1.QueueOutputR\aoutputs\"\xc6\x02\n" +
+	"\vQueueOutput\x12\x18\n" +
+	"\arefused\x18\x01 \x01(\bR\arefused\x12\x18\n" +
+	"\arefusal\x18\x02 \x01(\tR\arefusal\x12\x14\n" +
+	"\x05depth\x18\x03 \x01(\rR\x05depth\x12/\n" +
+	"\x06policy\x18\x04 \x01(\x0e2\x17.conform.v1.QueuePolicyR\x06policy\x12\x1c\n" +
+	"\tdelivered\x18\x05 \x01(\x04R\tdelivered\x12\x18\n" +
+	"\adropped\x18\x06 \x01(\x04R\adropped\x12\x1a\n" +
+	"\breadable\x18\a \x01(\x04R\breadable\x12\x12\n" +
+	"\x04peak\x18\b \x01(\x04R\x04peak\x12'\n" +
+	"\x04read\x18\t \x03(\v2\x13.conform.v1.ArrivalR\x04read\x12+\n" +
+	"\x04gaps\x18\n" +
+	" \x01(\v2\x17.conform.v1.GapCountersR\x04gaps\"J\n" +
+	"\x12ReceiveConnections\x124\n" +
+	"\x06inputs\x18\x01 \x03(\v2\x1c.conform.v1.ConnectionsInputR\x06inputs\"M\n" +
+	"\x10ConnectionsInput\x129\n" +
+	"\bsegments\x18\x01 \x03(\v2\x1d.conform.v1.ConnectionSegmentR\bsegments\"[\n" +
+	"\x11ConnectionSegment\x12\x1e\n" +
+	"\n" +
+	"connection\x18\x01 \x01(\x04R\n" +
+	"connection\x12&\n" +
+	"\x05bytes\x18\x02 \x01(\v2\x10.conform.v1.BlobR\x05bytes\"S\n" +
+	"\x18ReceiveConnectionsResult\x127\n" +
+	"\aoutputs\x18\x01 \x03(\v2\x1d.conform.v1.ConnectionsOutputR\aoutputs\"S\n" +
+	"\x11ConnectionsOutput\x12>\n" +
+	"\vconnections\x18\x01 \x03(\v2\x1c.conform.v1.ConnectionCountsR\vconnections\"\xd9\x01\n" +
+	"\x10ConnectionCounts\x12\x1e\n" +
+	"\n" +
+	"connection\x18\x01 \x01(\x04R\n" +
+	"connection\x12\x18\n" +
+	"\asamples\x18\x02 \x01(\x04R\asamples\x12$\n" +
+	"\rannouncements\x18\x03 \x01(\x04R\rannouncements\x12\x1e\n" +
+	"\n" +
+	"unreadable\x18\x04 \x01(\x04R\n" +
+	"unreadable\x12\x16\n" +
+	"\x06closed\x18\x05 \x01(\bR\x06closed\x12-\n" +
+	"\x06frames\x18\x06 \x03(\x0e2\x15.conform.v1.FrameKindR\x06frames\";\n" +
+	"\aPublish\x120\n" +
+	"\x06inputs\x18\x01 \x03(\v2\x18.conform.v1.PublishInputR\x06inputs\"=\n" +
+	"\fPublishInput\x12-\n" +
+	"\x05steps\x18\x01 \x03(\v2\x17.conform.v1.PublishStepR\x05steps\"\x80\x02\n" +
+	"\vPublishStep\x12,\n" +
+	"\x04open\x18\x01 \x01(\v2\x16.conform.v1.OpenStreamH\x00R\x04open\x12/\n" +
+	"\x05adopt\x18\x02 \x01(\v2\x17.conform.v1.AdoptStreamH\x00R\x05adopt\x125\n" +
+	"\apublish\x18\x03 \x01(\v2\x19.conform.v1.PublishSampleH\x00R\apublish\x12;\n" +
+	"\trepublish\x18\x04 \x01(\v2\x1b.conform.v1.RepublishSampleH\x00R\trepublish\x12\x16\n" +
+	"\x05close\x18\x05 \x01(\rH\x00R\x05closeB\x06\n" +
+	"\x04step\"P\n" +
+	"\n" +
+	"OpenStream\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12.\n" +
+	"\x13source_clock_domain\x18\x02 \x01(\tR\x11sourceClockDomain\"!\n" +
+	"\vAdoptStream\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"o\n" +
+	"\rPublishSample\x12\x16\n" +
+	"\x06stream\x18\x01 \x01(\rR\x06stream\x12.\n" +
+	"\x13source_timestamp_ns\x18\x02 \x01(\x04R\x11sourceTimestampNs\x12\x16\n" +
+	"\x06values\x18\x03 \x01(\fR\x06values\"V\n" +
+	"\x0fRepublishSample\x12\x16\n" +
+	"\x06stream\x18\x01 \x01(\rR\x06stream\x12+\n" +
+	"\x06sample\x18\x02 \x01(\v2\x13.conform.v1.ArrivalR\x06sample\"D\n" +
+	"\rPublishResult\x123\n" +
+	"\aoutputs\x18\x01 \x03(\v2\x19.conform.v1.PublishOutputR\aoutputs\"x\n" +
+	"\rPublishOutput\x120\n" +
+	"\x06events\x18\x01 \x03(\v2\x18.conform.v1.PublishEventR\x06events\x125\n" +
+	"\astreams\x18\x02 \x03(\v2\x1b.conform.v1.PublishedStreamR\astreams\"\xae\x01\n" +
+	"\fPublishEvent\x12\x1d\n" +
+	"\n" +
+	"stream_ref\x18\x01 \x01(\rR\tstreamRef\x12\x1e\n" +
+	"\n" +
+	"connection\x18\x02 \x01(\x04R\n" +
+	"connection\x12+\n" +
+	"\x06sample\x18\x03 \x01(\v2\x13.conform.v1.ArrivalR\x06sample\x12\x18\n" +
+	"\arefused\x18\x04 \x01(\bR\arefused\x12\x18\n" +
+	"\arefusal\x18\x05 \x01(\tR\arefusal\"\xa3\x01\n" +
+	"\x0fPublishedStream\x12\x1d\n" +
+	"\n" +
+	"stream_ref\x18\x01 \x01(\rR\tstreamRef\x12\x12\n" +
+	"\x04sent\x18\x02 \x01(\x04R\x04sent\x12#\n" +
+	"\rlast_sequence\x18\x03 \x01(\x04R\flastSequence\x128\n" +
+	"\x18carries_source_timestamp\x18\x04 \x01(\bR\x16carriesSourceTimestamp\"N\n" +
+	"\x11ReadAnnouncements\x129\n" +
+	"\x06inputs\x18\x01 \x03(\v2!.conform.v1.ReadAnnouncementInputR\x06inputs\"8\n" +
+	"\x15ReadAnnouncementInput\x12\x1f\n" +
+	"\vstream_info\x18\x01 \x01(\fR\n" +
+	"streamInfo\"W\n" +
+	"\x17ReadAnnouncementsResult\x12<\n" +
+	"\aoutputs\x18\x01 \x03(\v2\".conform.v1.ReadAnnouncementOutputR\aoutputs\"\x8e\x01\n" +
+	"\x16ReadAnnouncementOutput\x12\x18\n" +
+	"\arefused\x18\x01 \x01(\bR\arefused\x12\x18\n" +
+	"\arefusal\x18\x02 \x01(\tR\arefusal\x12@\n" +
+	"\fannouncement\x18\x03 \x01(\v2\x1c.conform.v1.AnnouncementReadR\fannouncement\"\xee\x03\n" +
+	"\x10AnnouncementRead\x12\x17\n" +
+	"\x04name\x18\x01 \x01(\tH\x00R\x04name\x88\x01\x01\x12\x17\n" +
+	"\x04node\x18\x02 \x01(\tH\x01R\x04node\x88\x01\x01\x12\x1d\n" +
+	"\n" +
+	"stream_ref\x18\x03 \x01(\rR\tstreamRef\x12.\n" +
+	"\x06schema\x18\x04 \x01(\v2\x16.conform.v1.ReadSchemaR\x06schema\x12\x16\n" +
+	"\x06origin\x18\x05 \x01(\x05R\x06origin\x123\n" +
+	"\x13source_clock_domain\x18\x06 \x01(\tH\x02R\x11sourceClockDomain\x88\x01\x01\x12+\n" +
+	"\x05clock\x18\a \x01(\v2\x15.conform.v1.HostClockR\x05clock\x124\n" +
+	"\boperator\x18\b \x01(\v2\x18.conform.v1.ReadOperatorR\boperator\x12C\n" +
+	"\rauthorisation\x18\t \x01(\v2\x1d.conform.v1.ReadAuthorisationR\rauthorisation\x12:\n" +
+	"\n" +
+	"production\x18\n" +
+	" \x01(\v2\x1a.conform.v1.ReadProductionR\n" +
+	"productionB\a\n" +
+	"\x05_nameB\a\n" +
+	"\x05_nodeB\x16\n" +
+	"\x14_source_clock_domain\"p\n" +
+	"\n" +
+	"ReadSchema\x12 \n" +
+	"\tschema_id\x18\x01 \x01(\tH\x00R\bschemaId\x88\x01\x01\x12#\n" +
+	"\n" +
+	"descriptor\x18\x02 \x01(\fH\x01R\n" +
+	"descriptor\x88\x01\x01B\f\n" +
+	"\n" +
+	"_schema_idB\r\n" +
+	"\v_descriptor\"=\n" +
+	"\tHostClock\x12\x17\n" +
+	"\ahost_id\x18\x01 \x01(\tR\x06hostId\x12\x17\n" +
+	"\aboot_id\x18\x02 \x01(\tR\x06bootId\"Q\n" +
+	"\fReadOperator\x12\x17\n" +
+	"\x04name\x18\x01 \x01(\tH\x00R\x04name\x88\x01\x01\x12\x1f\n" +
+	"\vasserted_by\x18\x02 \x01(\x05R\n" +
+	"assertedByB\a\n" +
+	"\x05_name\"\xd1\x01\n" +
+	"\x11ReadAuthorisation\x12!\n" +
+	"\tauthority\x18\x01 \x01(\tH\x00R\tauthority\x88\x01\x01\x12!\n" +
+	"\treference\x18\x02 \x01(\tH\x01R\treference\x88\x01\x01\x12+\n" +
+	"\x12valid_from_unix_ns\x18\x03 \x01(\x04R\x0fvalidFromUnixNs\x12-\n" +
+	"\x13valid_until_unix_ns\x18\x04 \x01(\x04R\x10validUntilUnixNsB\f\n" +
+	"\n" +
+	"_authorityB\f\n" +
+	"\n" +
+	"_reference\"K\n" +
+	"\x0eReadProduction\x129\n" +
+	"\bsettings\x18\x01 \x03(\v2\x1d.conform.v1.ProductionSettingR\bsettings\";\n" +
+	"\x11ProductionSetting\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value\"D\n" +
+	"\x12MatchAnnouncements\x12.\n" +
+	"\x06inputs\x18\x01 \x03(\v2\x16.conform.v1.MatchInputR\x06inputs\"<\n" +
+	"\n" +
+	"MatchInput\x12.\n" +
+	"\x06events\x18\x01 \x03(\v2\x16.conform.v1.MatchEventR\x06events\"\x8a\x01\n" +
+	"\n" +
+	"MatchEvent\x12\x1e\n" +
+	"\n" +
+	"connection\x18\x01 \x01(\x04R\n" +
+	"connection\x12\x1c\n" +
+	"\bannounce\x18\x02 \x01(\fH\x00R\bannounce\x12\x1f\n" +
+	"\n" +
+	"sample_ref\x18\x03 \x01(\rH\x00R\tsampleRef\x12\x14\n" +
+	"\x04list\x18\x04 \x01(\tH\x00R\x04listB\a\n" +
+	"\x05event\"M\n" +
+	"\x18MatchAnnouncementsResult\x121\n" +
+	"\aoutputs\x18\x01 \x03(\v2\x17.conform.v1.MatchOutputR\aoutputs\"@\n" +
+	"\vMatchOutput\x121\n" +
+	"\aanswers\x18\x01 \x03(\v2\x17.conform.v1.MatchAnswerR\aanswers\"\xa2\x01\n" +
+	"\vMatchAnswer\x126\n" +
+	"\amatched\x18\x01 \x01(\v2\x1c.conform.v1.AnnouncementReadR\amatched\x12%\n" +
+	"\x0eschema_unknown\x18\x02 \x01(\bR\rschemaUnknown\x124\n" +
+	"\x06listed\x18\x03 \x03(\v2\x1c.conform.v1.AnnouncementReadR\x06listed\";\n" +
+	"\aLatency\x120\n" +
+	"\x06inputs\x18\x01 \x03(\v2\x18.conform.v1.LatencyInputR\x06inputs\"B\n" +
+	"\fLatencyInput\x122\n" +
+	"\thandovers\x18\x01 \x03(\v2\x14.conform.v1.HandoverR\thandovers\"W\n" +
+	"\bHandover\x12\x15\n" +
+	"\x06now_ns\x18\x01 \x01(\x04R\x05nowNs\x124\n" +
+	"\x16monotonic_timestamp_ns\x18\x02 \x01(\x04R\x14monotonicTimestampNs\"D\n" +
+	"\rLatencyResult\x123\n" +
+	"\aoutputs\x18\x01 \x03(\v2\x19.conform.v1.LatencyOutputR\aoutputs\"n\n" +
+	"\rLatencyOutput\x12\x18\n" +
+	"\apresent\x18\x01 \x01(\bR\apresent\x12\x15\n" +
+	"\x06p50_ns\x18\x02 \x01(\x04R\x05p50Ns\x12\x15\n" +
+	"\x06p99_ns\x18\x03 \x01(\x04R\x05p99Ns\x12\x15\n" +
+	"\x06max_ns\x18\x04 \x01(\x04R\x05maxNs*\x91\x01\n" +
 	"\aReadEnd\x12\x18\n" +
 	"\x14READ_END_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rREAD_END_IDLE\x10\x01\x12\x14\n" +
@@ -2067,7 +5828,19 @@ const file_conform_v1_conform_proto_rawDesc = "" +
 	"\x1aRECEIVE_ACTION_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18RECEIVE_ACTION_DELIVERED\x10\x01\x12&\n" +
 	"\"RECEIVE_ACTION_SKIPPED_UNDECODABLE\x10\x02\x12%\n" +
-	"!RECEIVE_ACTION_SKIPPED_NO_VARIANT\x10\x03B=Z;github.com/conform-suite/conform/proto/conform/v1;conformpbb\x06proto3"
+	"!RECEIVE_ACTION_SKIPPED_NO_VARIANT\x10\x03*\x92\x01\n" +
+	"\vQueuePolicy\x12\x18\n" +
+	"\x14QUEUE_POLICY_DEFAULT\x10\x00\x12\x1c\n" +
+	"\x18QUEUE_POLICY_DROP_OLDEST\x10\x01\x12\x1c\n" +
+	"\x18QUEUE_POLICY_DROP_NEWEST\x10\x02\x12\x16\n" +
+	"\x12QUEUE_POLICY_BLOCK\x10\x03\x12\x15\n" +
+	"\x11QUEUE_POLICY_HALT\x10\x04*\x8e\x01\n" +
+	"\tFrameKind\x12\x1a\n" +
+	"\x16FRAME_KIND_UNSPECIFIED\x10\x00\x12\x15\n" +
+	"\x11FRAME_KIND_SAMPLE\x10\x01\x12\x17\n" +
+	"\x13FRAME_KIND_ANNOUNCE\x10\x02\x12\x1a\n" +
+	"\x16FRAME_KIND_UNDECODABLE\x10\x03\x12\x19\n" +
+	"\x15FRAME_KIND_NO_VARIANT\x10\x04B=Z;github.com/conform-suite/conform/proto/conform/v1;conformpbb\x06proto3"
 
 var (
 	file_conform_v1_conform_proto_rawDescOnce sync.Once
@@ -2081,80 +5854,195 @@ func file_conform_v1_conform_proto_rawDescGZIP() []byte {
 	return file_conform_v1_conform_proto_rawDescData
 }
 
-var file_conform_v1_conform_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_conform_v1_conform_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
+var file_conform_v1_conform_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
+var file_conform_v1_conform_proto_msgTypes = make([]protoimpl.MessageInfo, 81)
 var file_conform_v1_conform_proto_goTypes = []any{
-	(ReadEnd)(0),              // 0: conform.v1.ReadEnd
-	(ReceiveAction)(0),        // 1: conform.v1.ReceiveAction
-	(*Hello)(nil),             // 2: conform.v1.Hello
-	(*Bounds)(nil),            // 3: conform.v1.Bounds
-	(*Request)(nil),           // 4: conform.v1.Request
-	(*Response)(nil),          // 5: conform.v1.Response
-	(*Unimplemented)(nil),     // 6: conform.v1.Unimplemented
-	(*Error)(nil),             // 7: conform.v1.Error
-	(*Blob)(nil),              // 8: conform.v1.Blob
-	(*Fill)(nil),              // 9: conform.v1.Fill
-	(*Data)(nil),              // 10: conform.v1.Data
-	(*ReadFrames)(nil),        // 11: conform.v1.ReadFrames
-	(*ReadInput)(nil),         // 12: conform.v1.ReadInput
-	(*ReadFramesResult)(nil),  // 13: conform.v1.ReadFramesResult
-	(*ReadOutput)(nil),        // 14: conform.v1.ReadOutput
-	(*ChunkYield)(nil),        // 15: conform.v1.ChunkYield
-	(*WriteFrames)(nil),       // 16: conform.v1.WriteFrames
-	(*WriteInput)(nil),        // 17: conform.v1.WriteInput
-	(*WriteFramesResult)(nil), // 18: conform.v1.WriteFramesResult
-	(*WriteOutput)(nil),       // 19: conform.v1.WriteOutput
-	(*Receive)(nil),           // 20: conform.v1.Receive
-	(*ReceiveResult)(nil),     // 21: conform.v1.ReceiveResult
-	(*ReceiveOutput)(nil),     // 22: conform.v1.ReceiveOutput
-	(*ReceiveEvent)(nil),      // 23: conform.v1.ReceiveEvent
-	(*Decode)(nil),            // 24: conform.v1.Decode
-	(*DecodeInput)(nil),       // 25: conform.v1.DecodeInput
-	(*DecodeResult)(nil),      // 26: conform.v1.DecodeResult
-	(*DecodeOutput)(nil),      // 27: conform.v1.DecodeOutput
-	(*Encode)(nil),            // 28: conform.v1.Encode
-	(*EncodeInput)(nil),       // 29: conform.v1.EncodeInput
-	(*EncodeResult)(nil),      // 30: conform.v1.EncodeResult
-	(*EncodeOutput)(nil),      // 31: conform.v1.EncodeOutput
+	(ReadEnd)(0),                     // 0: conform.v1.ReadEnd
+	(ReceiveAction)(0),               // 1: conform.v1.ReceiveAction
+	(QueuePolicy)(0),                 // 2: conform.v1.QueuePolicy
+	(FrameKind)(0),                   // 3: conform.v1.FrameKind
+	(*Hello)(nil),                    // 4: conform.v1.Hello
+	(*Bounds)(nil),                   // 5: conform.v1.Bounds
+	(*Request)(nil),                  // 6: conform.v1.Request
+	(*Response)(nil),                 // 7: conform.v1.Response
+	(*Unimplemented)(nil),            // 8: conform.v1.Unimplemented
+	(*Error)(nil),                    // 9: conform.v1.Error
+	(*Blob)(nil),                     // 10: conform.v1.Blob
+	(*Fill)(nil),                     // 11: conform.v1.Fill
+	(*Data)(nil),                     // 12: conform.v1.Data
+	(*ReadFrames)(nil),               // 13: conform.v1.ReadFrames
+	(*ReadInput)(nil),                // 14: conform.v1.ReadInput
+	(*ReadFramesResult)(nil),         // 15: conform.v1.ReadFramesResult
+	(*ReadOutput)(nil),               // 16: conform.v1.ReadOutput
+	(*ChunkYield)(nil),               // 17: conform.v1.ChunkYield
+	(*WriteFrames)(nil),              // 18: conform.v1.WriteFrames
+	(*WriteInput)(nil),               // 19: conform.v1.WriteInput
+	(*WriteFramesResult)(nil),        // 20: conform.v1.WriteFramesResult
+	(*WriteOutput)(nil),              // 21: conform.v1.WriteOutput
+	(*Receive)(nil),                  // 22: conform.v1.Receive
+	(*ReceiveResult)(nil),            // 23: conform.v1.ReceiveResult
+	(*ReceiveOutput)(nil),            // 24: conform.v1.ReceiveOutput
+	(*ReceiveEvent)(nil),             // 25: conform.v1.ReceiveEvent
+	(*Decode)(nil),                   // 26: conform.v1.Decode
+	(*DecodeInput)(nil),              // 27: conform.v1.DecodeInput
+	(*DecodeResult)(nil),             // 28: conform.v1.DecodeResult
+	(*DecodeOutput)(nil),             // 29: conform.v1.DecodeOutput
+	(*Encode)(nil),                   // 30: conform.v1.Encode
+	(*EncodeInput)(nil),              // 31: conform.v1.EncodeInput
+	(*EncodeResult)(nil),             // 32: conform.v1.EncodeResult
+	(*EncodeOutput)(nil),             // 33: conform.v1.EncodeOutput
+	(*Arrival)(nil),                  // 34: conform.v1.Arrival
+	(*GapBreak)(nil),                 // 35: conform.v1.GapBreak
+	(*GapCounters)(nil),              // 36: conform.v1.GapCounters
+	(*Track)(nil),                    // 37: conform.v1.Track
+	(*TrackInput)(nil),               // 38: conform.v1.TrackInput
+	(*TrackResult)(nil),              // 39: conform.v1.TrackResult
+	(*TrackOutput)(nil),              // 40: conform.v1.TrackOutput
+	(*DriveQueue)(nil),               // 41: conform.v1.DriveQueue
+	(*QueueInput)(nil),               // 42: conform.v1.QueueInput
+	(*QueueStep)(nil),                // 43: conform.v1.QueueStep
+	(*DriveQueueResult)(nil),         // 44: conform.v1.DriveQueueResult
+	(*QueueOutput)(nil),              // 45: conform.v1.QueueOutput
+	(*ReceiveConnections)(nil),       // 46: conform.v1.ReceiveConnections
+	(*ConnectionsInput)(nil),         // 47: conform.v1.ConnectionsInput
+	(*ConnectionSegment)(nil),        // 48: conform.v1.ConnectionSegment
+	(*ReceiveConnectionsResult)(nil), // 49: conform.v1.ReceiveConnectionsResult
+	(*ConnectionsOutput)(nil),        // 50: conform.v1.ConnectionsOutput
+	(*ConnectionCounts)(nil),         // 51: conform.v1.ConnectionCounts
+	(*Publish)(nil),                  // 52: conform.v1.Publish
+	(*PublishInput)(nil),             // 53: conform.v1.PublishInput
+	(*PublishStep)(nil),              // 54: conform.v1.PublishStep
+	(*OpenStream)(nil),               // 55: conform.v1.OpenStream
+	(*AdoptStream)(nil),              // 56: conform.v1.AdoptStream
+	(*PublishSample)(nil),            // 57: conform.v1.PublishSample
+	(*RepublishSample)(nil),          // 58: conform.v1.RepublishSample
+	(*PublishResult)(nil),            // 59: conform.v1.PublishResult
+	(*PublishOutput)(nil),            // 60: conform.v1.PublishOutput
+	(*PublishEvent)(nil),             // 61: conform.v1.PublishEvent
+	(*PublishedStream)(nil),          // 62: conform.v1.PublishedStream
+	(*ReadAnnouncements)(nil),        // 63: conform.v1.ReadAnnouncements
+	(*ReadAnnouncementInput)(nil),    // 64: conform.v1.ReadAnnouncementInput
+	(*ReadAnnouncementsResult)(nil),  // 65: conform.v1.ReadAnnouncementsResult
+	(*ReadAnnouncementOutput)(nil),   // 66: conform.v1.ReadAnnouncementOutput
+	(*AnnouncementRead)(nil),         // 67: conform.v1.AnnouncementRead
+	(*ReadSchema)(nil),               // 68: conform.v1.ReadSchema
+	(*HostClock)(nil),                // 69: conform.v1.HostClock
+	(*ReadOperator)(nil),             // 70: conform.v1.ReadOperator
+	(*ReadAuthorisation)(nil),        // 71: conform.v1.ReadAuthorisation
+	(*ReadProduction)(nil),           // 72: conform.v1.ReadProduction
+	(*ProductionSetting)(nil),        // 73: conform.v1.ProductionSetting
+	(*MatchAnnouncements)(nil),       // 74: conform.v1.MatchAnnouncements
+	(*MatchInput)(nil),               // 75: conform.v1.MatchInput
+	(*MatchEvent)(nil),               // 76: conform.v1.MatchEvent
+	(*MatchAnnouncementsResult)(nil), // 77: conform.v1.MatchAnnouncementsResult
+	(*MatchOutput)(nil),              // 78: conform.v1.MatchOutput
+	(*MatchAnswer)(nil),              // 79: conform.v1.MatchAnswer
+	(*Latency)(nil),                  // 80: conform.v1.Latency
+	(*LatencyInput)(nil),             // 81: conform.v1.LatencyInput
+	(*Handover)(nil),                 // 82: conform.v1.Handover
+	(*LatencyResult)(nil),            // 83: conform.v1.LatencyResult
+	(*LatencyOutput)(nil),            // 84: conform.v1.LatencyOutput
 }
 var file_conform_v1_conform_proto_depIdxs = []int32{
-	3,  // 0: conform.v1.Hello.bounds:type_name -> conform.v1.Bounds
-	11, // 1: conform.v1.Request.read_frames:type_name -> conform.v1.ReadFrames
-	16, // 2: conform.v1.Request.write_frames:type_name -> conform.v1.WriteFrames
-	20, // 3: conform.v1.Request.receive:type_name -> conform.v1.Receive
-	24, // 4: conform.v1.Request.decode:type_name -> conform.v1.Decode
-	28, // 5: conform.v1.Request.encode:type_name -> conform.v1.Encode
-	6,  // 6: conform.v1.Response.unimplemented:type_name -> conform.v1.Unimplemented
-	7,  // 7: conform.v1.Response.error:type_name -> conform.v1.Error
-	13, // 8: conform.v1.Response.read_frames:type_name -> conform.v1.ReadFramesResult
-	18, // 9: conform.v1.Response.write_frames:type_name -> conform.v1.WriteFramesResult
-	21, // 10: conform.v1.Response.receive:type_name -> conform.v1.ReceiveResult
-	26, // 11: conform.v1.Response.decode:type_name -> conform.v1.DecodeResult
-	30, // 12: conform.v1.Response.encode:type_name -> conform.v1.EncodeResult
-	9,  // 13: conform.v1.Blob.fill:type_name -> conform.v1.Fill
-	12, // 14: conform.v1.ReadFrames.inputs:type_name -> conform.v1.ReadInput
-	8,  // 15: conform.v1.ReadInput.chunks:type_name -> conform.v1.Blob
-	14, // 16: conform.v1.ReadFramesResult.outputs:type_name -> conform.v1.ReadOutput
-	15, // 17: conform.v1.ReadOutput.yields:type_name -> conform.v1.ChunkYield
-	0,  // 18: conform.v1.ReadOutput.end:type_name -> conform.v1.ReadEnd
-	10, // 19: conform.v1.ChunkYield.frames:type_name -> conform.v1.Data
-	17, // 20: conform.v1.WriteFrames.inputs:type_name -> conform.v1.WriteInput
-	8,  // 21: conform.v1.WriteInput.payload:type_name -> conform.v1.Blob
-	19, // 22: conform.v1.WriteFramesResult.outputs:type_name -> conform.v1.WriteOutput
-	10, // 23: conform.v1.WriteOutput.written:type_name -> conform.v1.Data
-	12, // 24: conform.v1.Receive.inputs:type_name -> conform.v1.ReadInput
-	22, // 25: conform.v1.ReceiveResult.outputs:type_name -> conform.v1.ReceiveOutput
-	23, // 26: conform.v1.ReceiveOutput.events:type_name -> conform.v1.ReceiveEvent
-	1,  // 27: conform.v1.ReceiveEvent.action:type_name -> conform.v1.ReceiveAction
-	25, // 28: conform.v1.Decode.inputs:type_name -> conform.v1.DecodeInput
-	27, // 29: conform.v1.DecodeResult.outputs:type_name -> conform.v1.DecodeOutput
-	29, // 30: conform.v1.Encode.inputs:type_name -> conform.v1.EncodeInput
-	31, // 31: conform.v1.EncodeResult.outputs:type_name -> conform.v1.EncodeOutput
-	32, // [32:32] is the sub-list for method output_type
-	32, // [32:32] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	5,  // 0: conform.v1.Hello.bounds:type_name -> conform.v1.Bounds
+	13, // 1: conform.v1.Request.read_frames:type_name -> conform.v1.ReadFrames
+	18, // 2: conform.v1.Request.write_frames:type_name -> conform.v1.WriteFrames
+	22, // 3: conform.v1.Request.receive:type_name -> conform.v1.Receive
+	26, // 4: conform.v1.Request.decode:type_name -> conform.v1.Decode
+	30, // 5: conform.v1.Request.encode:type_name -> conform.v1.Encode
+	37, // 6: conform.v1.Request.track:type_name -> conform.v1.Track
+	41, // 7: conform.v1.Request.drive_queue:type_name -> conform.v1.DriveQueue
+	46, // 8: conform.v1.Request.receive_connections:type_name -> conform.v1.ReceiveConnections
+	52, // 9: conform.v1.Request.publish:type_name -> conform.v1.Publish
+	63, // 10: conform.v1.Request.read_announcements:type_name -> conform.v1.ReadAnnouncements
+	74, // 11: conform.v1.Request.match_announcements:type_name -> conform.v1.MatchAnnouncements
+	80, // 12: conform.v1.Request.latency:type_name -> conform.v1.Latency
+	8,  // 13: conform.v1.Response.unimplemented:type_name -> conform.v1.Unimplemented
+	9,  // 14: conform.v1.Response.error:type_name -> conform.v1.Error
+	15, // 15: conform.v1.Response.read_frames:type_name -> conform.v1.ReadFramesResult
+	20, // 16: conform.v1.Response.write_frames:type_name -> conform.v1.WriteFramesResult
+	23, // 17: conform.v1.Response.receive:type_name -> conform.v1.ReceiveResult
+	28, // 18: conform.v1.Response.decode:type_name -> conform.v1.DecodeResult
+	32, // 19: conform.v1.Response.encode:type_name -> conform.v1.EncodeResult
+	39, // 20: conform.v1.Response.track:type_name -> conform.v1.TrackResult
+	44, // 21: conform.v1.Response.drive_queue:type_name -> conform.v1.DriveQueueResult
+	49, // 22: conform.v1.Response.receive_connections:type_name -> conform.v1.ReceiveConnectionsResult
+	59, // 23: conform.v1.Response.publish:type_name -> conform.v1.PublishResult
+	65, // 24: conform.v1.Response.read_announcements:type_name -> conform.v1.ReadAnnouncementsResult
+	77, // 25: conform.v1.Response.match_announcements:type_name -> conform.v1.MatchAnnouncementsResult
+	83, // 26: conform.v1.Response.latency:type_name -> conform.v1.LatencyResult
+	11, // 27: conform.v1.Blob.fill:type_name -> conform.v1.Fill
+	14, // 28: conform.v1.ReadFrames.inputs:type_name -> conform.v1.ReadInput
+	10, // 29: conform.v1.ReadInput.chunks:type_name -> conform.v1.Blob
+	16, // 30: conform.v1.ReadFramesResult.outputs:type_name -> conform.v1.ReadOutput
+	17, // 31: conform.v1.ReadOutput.yields:type_name -> conform.v1.ChunkYield
+	0,  // 32: conform.v1.ReadOutput.end:type_name -> conform.v1.ReadEnd
+	12, // 33: conform.v1.ChunkYield.frames:type_name -> conform.v1.Data
+	19, // 34: conform.v1.WriteFrames.inputs:type_name -> conform.v1.WriteInput
+	10, // 35: conform.v1.WriteInput.payload:type_name -> conform.v1.Blob
+	21, // 36: conform.v1.WriteFramesResult.outputs:type_name -> conform.v1.WriteOutput
+	12, // 37: conform.v1.WriteOutput.written:type_name -> conform.v1.Data
+	14, // 38: conform.v1.Receive.inputs:type_name -> conform.v1.ReadInput
+	24, // 39: conform.v1.ReceiveResult.outputs:type_name -> conform.v1.ReceiveOutput
+	25, // 40: conform.v1.ReceiveOutput.events:type_name -> conform.v1.ReceiveEvent
+	1,  // 41: conform.v1.ReceiveEvent.action:type_name -> conform.v1.ReceiveAction
+	27, // 42: conform.v1.Decode.inputs:type_name -> conform.v1.DecodeInput
+	29, // 43: conform.v1.DecodeResult.outputs:type_name -> conform.v1.DecodeOutput
+	31, // 44: conform.v1.Encode.inputs:type_name -> conform.v1.EncodeInput
+	33, // 45: conform.v1.EncodeResult.outputs:type_name -> conform.v1.EncodeOutput
+	35, // 46: conform.v1.GapCounters.last_break:type_name -> conform.v1.GapBreak
+	38, // 47: conform.v1.Track.inputs:type_name -> conform.v1.TrackInput
+	34, // 48: conform.v1.TrackInput.arrivals:type_name -> conform.v1.Arrival
+	40, // 49: conform.v1.TrackResult.outputs:type_name -> conform.v1.TrackOutput
+	36, // 50: conform.v1.TrackOutput.counters:type_name -> conform.v1.GapCounters
+	42, // 51: conform.v1.DriveQueue.inputs:type_name -> conform.v1.QueueInput
+	2,  // 52: conform.v1.QueueInput.policy:type_name -> conform.v1.QueuePolicy
+	43, // 53: conform.v1.QueueInput.steps:type_name -> conform.v1.QueueStep
+	34, // 54: conform.v1.QueueStep.push:type_name -> conform.v1.Arrival
+	45, // 55: conform.v1.DriveQueueResult.outputs:type_name -> conform.v1.QueueOutput
+	2,  // 56: conform.v1.QueueOutput.policy:type_name -> conform.v1.QueuePolicy
+	34, // 57: conform.v1.QueueOutput.read:type_name -> conform.v1.Arrival
+	36, // 58: conform.v1.QueueOutput.gaps:type_name -> conform.v1.GapCounters
+	47, // 59: conform.v1.ReceiveConnections.inputs:type_name -> conform.v1.ConnectionsInput
+	48, // 60: conform.v1.ConnectionsInput.segments:type_name -> conform.v1.ConnectionSegment
+	10, // 61: conform.v1.ConnectionSegment.bytes:type_name -> conform.v1.Blob
+	50, // 62: conform.v1.ReceiveConnectionsResult.outputs:type_name -> conform.v1.ConnectionsOutput
+	51, // 63: conform.v1.ConnectionsOutput.connections:type_name -> conform.v1.ConnectionCounts
+	3,  // 64: conform.v1.ConnectionCounts.frames:type_name -> conform.v1.FrameKind
+	53, // 65: conform.v1.Publish.inputs:type_name -> conform.v1.PublishInput
+	54, // 66: conform.v1.PublishInput.steps:type_name -> conform.v1.PublishStep
+	55, // 67: conform.v1.PublishStep.open:type_name -> conform.v1.OpenStream
+	56, // 68: conform.v1.PublishStep.adopt:type_name -> conform.v1.AdoptStream
+	57, // 69: conform.v1.PublishStep.publish:type_name -> conform.v1.PublishSample
+	58, // 70: conform.v1.PublishStep.republish:type_name -> conform.v1.RepublishSample
+	34, // 71: conform.v1.RepublishSample.sample:type_name -> conform.v1.Arrival
+	60, // 72: conform.v1.PublishResult.outputs:type_name -> conform.v1.PublishOutput
+	61, // 73: conform.v1.PublishOutput.events:type_name -> conform.v1.PublishEvent
+	62, // 74: conform.v1.PublishOutput.streams:type_name -> conform.v1.PublishedStream
+	34, // 75: conform.v1.PublishEvent.sample:type_name -> conform.v1.Arrival
+	64, // 76: conform.v1.ReadAnnouncements.inputs:type_name -> conform.v1.ReadAnnouncementInput
+	66, // 77: conform.v1.ReadAnnouncementsResult.outputs:type_name -> conform.v1.ReadAnnouncementOutput
+	67, // 78: conform.v1.ReadAnnouncementOutput.announcement:type_name -> conform.v1.AnnouncementRead
+	68, // 79: conform.v1.AnnouncementRead.schema:type_name -> conform.v1.ReadSchema
+	69, // 80: conform.v1.AnnouncementRead.clock:type_name -> conform.v1.HostClock
+	70, // 81: conform.v1.AnnouncementRead.operator:type_name -> conform.v1.ReadOperator
+	71, // 82: conform.v1.AnnouncementRead.authorisation:type_name -> conform.v1.ReadAuthorisation
+	72, // 83: conform.v1.AnnouncementRead.production:type_name -> conform.v1.ReadProduction
+	73, // 84: conform.v1.ReadProduction.settings:type_name -> conform.v1.ProductionSetting
+	75, // 85: conform.v1.MatchAnnouncements.inputs:type_name -> conform.v1.MatchInput
+	76, // 86: conform.v1.MatchInput.events:type_name -> conform.v1.MatchEvent
+	78, // 87: conform.v1.MatchAnnouncementsResult.outputs:type_name -> conform.v1.MatchOutput
+	79, // 88: conform.v1.MatchOutput.answers:type_name -> conform.v1.MatchAnswer
+	67, // 89: conform.v1.MatchAnswer.matched:type_name -> conform.v1.AnnouncementRead
+	67, // 90: conform.v1.MatchAnswer.listed:type_name -> conform.v1.AnnouncementRead
+	81, // 91: conform.v1.Latency.inputs:type_name -> conform.v1.LatencyInput
+	82, // 92: conform.v1.LatencyInput.handovers:type_name -> conform.v1.Handover
+	84, // 93: conform.v1.LatencyResult.outputs:type_name -> conform.v1.LatencyOutput
+	94, // [94:94] is the sub-list for method output_type
+	94, // [94:94] is the sub-list for method input_type
+	94, // [94:94] is the sub-list for extension type_name
+	94, // [94:94] is the sub-list for extension extendee
+	0,  // [0:94] is the sub-list for field type_name
 }
 
 func init() { file_conform_v1_conform_proto_init() }
@@ -2168,6 +6056,13 @@ func file_conform_v1_conform_proto_init() {
 		(*Request_Receive)(nil),
 		(*Request_Decode)(nil),
 		(*Request_Encode)(nil),
+		(*Request_Track)(nil),
+		(*Request_DriveQueue)(nil),
+		(*Request_ReceiveConnections)(nil),
+		(*Request_Publish)(nil),
+		(*Request_ReadAnnouncements)(nil),
+		(*Request_MatchAnnouncements)(nil),
+		(*Request_Latency)(nil),
 	}
 	file_conform_v1_conform_proto_msgTypes[3].OneofWrappers = []any{
 		(*Response_Unimplemented)(nil),
@@ -2177,14 +6072,42 @@ func file_conform_v1_conform_proto_init() {
 		(*Response_Receive)(nil),
 		(*Response_Decode)(nil),
 		(*Response_Encode)(nil),
+		(*Response_Track)(nil),
+		(*Response_DriveQueue)(nil),
+		(*Response_ReceiveConnections)(nil),
+		(*Response_Publish)(nil),
+		(*Response_ReadAnnouncements)(nil),
+		(*Response_MatchAnnouncements)(nil),
+		(*Response_Latency)(nil),
+	}
+	file_conform_v1_conform_proto_msgTypes[38].OneofWrappers = []any{}
+	file_conform_v1_conform_proto_msgTypes[39].OneofWrappers = []any{
+		(*QueueStep_Push)(nil),
+		(*QueueStep_Pop)(nil),
+	}
+	file_conform_v1_conform_proto_msgTypes[50].OneofWrappers = []any{
+		(*PublishStep_Open)(nil),
+		(*PublishStep_Adopt)(nil),
+		(*PublishStep_Publish)(nil),
+		(*PublishStep_Republish)(nil),
+		(*PublishStep_Close)(nil),
+	}
+	file_conform_v1_conform_proto_msgTypes[63].OneofWrappers = []any{}
+	file_conform_v1_conform_proto_msgTypes[64].OneofWrappers = []any{}
+	file_conform_v1_conform_proto_msgTypes[66].OneofWrappers = []any{}
+	file_conform_v1_conform_proto_msgTypes[67].OneofWrappers = []any{}
+	file_conform_v1_conform_proto_msgTypes[72].OneofWrappers = []any{
+		(*MatchEvent_Announce)(nil),
+		(*MatchEvent_SampleRef)(nil),
+		(*MatchEvent_List)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_conform_v1_conform_proto_rawDesc), len(file_conform_v1_conform_proto_rawDesc)),
-			NumEnums:      2,
-			NumMessages:   30,
+			NumEnums:      4,
+			NumMessages:   81,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
