@@ -17,9 +17,9 @@ import (
 	"strings"
 )
 
-// files holds every suite's vectors. A suite adds its directory here.
+// files holds every suite's vectors, one directory per suite and version.
 //
-//go:embed wire/v1/*.json streams/v1/*.json
+//go:embed */v1/*.json
 var files embed.FS
 
 // WireVersion is the version of the wire vectors the cases use.

@@ -8,6 +8,7 @@ package impl
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
 	"runtime/debug"
@@ -69,11 +70,15 @@ type Impl struct {
 	NewAnnouncements func() Announcements
 	// NewLatency returns a fresh latency meter.
 	NewLatency func() LatencyMeter
+
+	// TLV and Doppler are those suites' parts (tlvops.go, dopplerops.go).
+	TLV     TLVParts
+	Doppler DopplerParts
 }
 
 // Reference returns the reference implementation's parts.
 func Reference() *Impl {
-	return &Impl{
+	im := &Impl{
 		Name:        "conform reference",
 		Profiles:    []string{"wire", "streams"},
 		NewReader:   func() wire.FrameReader { return new(wire.Reader) },
@@ -102,6 +107,9 @@ func Reference() *Impl {
 		NewAnnouncements: func() Announcements { return new(streams.Announcements) },
 		NewLatency:       func() LatencyMeter { return new(streams.Latency) },
 	}
+	im.TLV = referenceTLV(im)
+	im.Doppler = referenceDoppler(im)
+	return im
 }
 
 // Version is the conform version the Hello reports.
@@ -165,15 +173,33 @@ func (im *Impl) Handle(ctx context.Context, req *conformpb.Request) (resp *confo
 		resp.Result = &conformpb.Response_MatchAnnouncements{MatchAnnouncements: im.matchAnnouncements(op.MatchAnnouncements)}
 	case *conformpb.Request_Latency:
 		resp.Result = &conformpb.Response_Latency{Latency: im.latency(op.Latency)}
+	case *conformpb.Request_Tlv:
+		var r *conformpb.TlvResult
+		r, err = im.tlv(ctx, op.Tlv)
+		resp.Result = &conformpb.Response_Tlv{Tlv: r}
+	case *conformpb.Request_Doppler:
+		var r *conformpb.DopplerResult
+		r, err = im.doppler(ctx, op.Doppler)
+		resp.Result = &conformpb.Response_Doppler{Doppler: r}
 	default:
 		resp.Result = &conformpb.Response_Unimplemented{Unimplemented: &conformpb.Unimplemented{
 			Detail: fmt.Sprintf("op %T is not implemented by %s", req.Op, im.Name)}}
+	}
+	var unimpl *UnimplementedError
+	if errors.As(err, &unimpl) {
+		return &conformpb.Response{Result: &conformpb.Response_Unimplemented{Unimplemented: &conformpb.Unimplemented{Detail: unimpl.Detail}}}
 	}
 	if err != nil {
 		return errorResponse(err)
 	}
 	return resp
 }
+
+// UnimplementedError is returned by an op's handler to answer Unimplemented
+// rather than Error: the case is then skipped, never failed.
+type UnimplementedError struct{ Detail string }
+
+func (e *UnimplementedError) Error() string { return "unimplemented: " + e.Detail }
 
 func errorResponse(err error) *conformpb.Response {
 	return &conformpb.Response{Result: &conformpb.Response_Error{Error: &conformpb.Error{Message: err.Error()}}}

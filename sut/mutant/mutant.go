@@ -32,7 +32,10 @@ func (m Mutant) Impl() *impl.Impl {
 
 // All returns every mutant, sorted by suite and name.
 func All() []Mutant {
-	all := append(append([]Mutant(nil), wireMutants...), streamsMutants...)
+	var all []Mutant
+	for _, suite := range [][]Mutant{wireMutants, streamsMutants, tlvMutants, dopplerMutants} {
+		all = append(all, suite...)
+	}
 	sort.Slice(all, func(i, j int) bool {
 		if all[i].Suite != all[j].Suite {
 			return all[i].Suite < all[j].Suite

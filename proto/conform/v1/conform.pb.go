@@ -418,6 +418,8 @@ type Request struct {
 	//	*Request_ReadAnnouncements
 	//	*Request_MatchAnnouncements
 	//	*Request_Latency
+	//	*Request_Tlv
+	//	*Request_Doppler
 	Op            isRequest_Op `protobuf_oneof:"op"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -575,6 +577,24 @@ func (x *Request) GetLatency() *Latency {
 	return nil
 }
 
+func (x *Request) GetTlv() *TlvOp {
+	if x != nil {
+		if x, ok := x.Op.(*Request_Tlv); ok {
+			return x.Tlv
+		}
+	}
+	return nil
+}
+
+func (x *Request) GetDoppler() *DopplerOp {
+	if x != nil {
+		if x, ok := x.Op.(*Request_Doppler); ok {
+			return x.Doppler
+		}
+	}
+	return nil
+}
+
 type isRequest_Op interface {
 	isRequest_Op()
 }
@@ -628,6 +648,16 @@ type Request_Latency struct {
 	Latency *Latency `protobuf:"bytes,26,opt,name=latency,proto3,oneof"`
 }
 
+type Request_Tlv struct {
+	// The TLV and doppler suites carry their ops in a message of their own
+	// (tlv.proto, doppler.proto).
+	Tlv *TlvOp `protobuf:"bytes,30,opt,name=tlv,proto3,oneof"`
+}
+
+type Request_Doppler struct {
+	Doppler *DopplerOp `protobuf:"bytes,40,opt,name=doppler,proto3,oneof"`
+}
+
 func (*Request_ReadFrames) isRequest_Op() {}
 
 func (*Request_WriteFrames) isRequest_Op() {}
@@ -652,6 +682,10 @@ func (*Request_MatchAnnouncements) isRequest_Op() {}
 
 func (*Request_Latency) isRequest_Op() {}
 
+func (*Request_Tlv) isRequest_Op() {}
+
+func (*Request_Doppler) isRequest_Op() {}
+
 type Response struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Id    uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -671,6 +705,8 @@ type Response struct {
 	//	*Response_ReadAnnouncements
 	//	*Response_MatchAnnouncements
 	//	*Response_Latency
+	//	*Response_Tlv
+	//	*Response_Doppler
 	Result        isResponse_Result `protobuf_oneof:"result"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -846,6 +882,24 @@ func (x *Response) GetLatency() *LatencyResult {
 	return nil
 }
 
+func (x *Response) GetTlv() *TlvResult {
+	if x != nil {
+		if x, ok := x.Result.(*Response_Tlv); ok {
+			return x.Tlv
+		}
+	}
+	return nil
+}
+
+func (x *Response) GetDoppler() *DopplerResult {
+	if x != nil {
+		if x, ok := x.Result.(*Response_Doppler); ok {
+			return x.Doppler
+		}
+	}
+	return nil
+}
+
 type isResponse_Result interface {
 	isResponse_Result()
 }
@@ -908,6 +962,14 @@ type Response_Latency struct {
 	Latency *LatencyResult `protobuf:"bytes,26,opt,name=latency,proto3,oneof"`
 }
 
+type Response_Tlv struct {
+	Tlv *TlvResult `protobuf:"bytes,30,opt,name=tlv,proto3,oneof"`
+}
+
+type Response_Doppler struct {
+	Doppler *DopplerResult `protobuf:"bytes,40,opt,name=doppler,proto3,oneof"`
+}
+
 func (*Response_Unimplemented) isResponse_Result() {}
 
 func (*Response_Error) isResponse_Result() {}
@@ -935,6 +997,10 @@ func (*Response_ReadAnnouncements) isResponse_Result() {}
 func (*Response_MatchAnnouncements) isResponse_Result() {}
 
 func (*Response_Latency) isResponse_Result() {}
+
+func (*Response_Tlv) isResponse_Result() {}
+
+func (*Response_Doppler) isResponse_Result() {}
 
 type Unimplemented struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -5455,7 +5521,7 @@ var File_conform_v1_conform_proto protoreflect.FileDescriptor
 const file_conform_v1_conform_proto_rawDesc = "" +
 	"\n" +
 	"\x18conform/v1/conform.proto\x12\n" +
-	"conform.v1\"\xad\x01\n" +
+	"conform.v1\x1a\x14conform/v1/tlv.proto\x1a\x18conform/v1/doppler.proto\"\xad\x01\n" +
 	"\x05Hello\x12&\n" +
 	"\x0eimplementation\x18\x01 \x01(\tR\x0eimplementation\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x1a\n" +
@@ -5463,7 +5529,7 @@ const file_conform_v1_conform_proto_rawDesc = "" +
 	"\bprofiles\x18\x04 \x03(\tR\bprofiles\x12*\n" +
 	"\x06bounds\x18\x05 \x01(\v2\x12.conform.v1.BoundsR\x06bounds\",\n" +
 	"\x06Bounds\x12\"\n" +
-	"\rtlv_max_depth\x18\x01 \x01(\rR\vtlvMaxDepth\"\xe3\x05\n" +
+	"\rtlv_max_depth\x18\x01 \x01(\rR\vtlvMaxDepth\"\xbd\x06\n" +
 	"\aRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x129\n" +
 	"\vread_frames\x18\n" +
@@ -5480,8 +5546,10 @@ const file_conform_v1_conform_proto_rawDesc = "" +
 	"\apublish\x18\x17 \x01(\v2\x13.conform.v1.PublishH\x00R\apublish\x12N\n" +
 	"\x12read_announcements\x18\x18 \x01(\v2\x1d.conform.v1.ReadAnnouncementsH\x00R\x11readAnnouncements\x12Q\n" +
 	"\x13match_announcements\x18\x19 \x01(\v2\x1e.conform.v1.MatchAnnouncementsH\x00R\x12matchAnnouncements\x12/\n" +
-	"\alatency\x18\x1a \x01(\v2\x13.conform.v1.LatencyH\x00R\alatencyB\x04\n" +
-	"\x02op\"\x9e\a\n" +
+	"\alatency\x18\x1a \x01(\v2\x13.conform.v1.LatencyH\x00R\alatency\x12%\n" +
+	"\x03tlv\x18\x1e \x01(\v2\x11.conform.v1.TlvOpH\x00R\x03tlv\x121\n" +
+	"\adoppler\x18( \x01(\v2\x15.conform.v1.DopplerOpH\x00R\adopplerB\x04\n" +
+	"\x02op\"\x80\b\n" +
 	"\bResponse\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12A\n" +
 	"\runimplemented\x18\x02 \x01(\v2\x19.conform.v1.UnimplementedH\x00R\runimplemented\x12)\n" +
@@ -5500,7 +5568,9 @@ const file_conform_v1_conform_proto_rawDesc = "" +
 	"\apublish\x18\x17 \x01(\v2\x19.conform.v1.PublishResultH\x00R\apublish\x12T\n" +
 	"\x12read_announcements\x18\x18 \x01(\v2#.conform.v1.ReadAnnouncementsResultH\x00R\x11readAnnouncements\x12W\n" +
 	"\x13match_announcements\x18\x19 \x01(\v2$.conform.v1.MatchAnnouncementsResultH\x00R\x12matchAnnouncements\x125\n" +
-	"\alatency\x18\x1a \x01(\v2\x19.conform.v1.LatencyResultH\x00R\alatencyB\b\n" +
+	"\alatency\x18\x1a \x01(\v2\x19.conform.v1.LatencyResultH\x00R\alatency\x12)\n" +
+	"\x03tlv\x18\x1e \x01(\v2\x15.conform.v1.TlvResultH\x00R\x03tlv\x125\n" +
+	"\adoppler\x18( \x01(\v2\x19.conform.v1.DopplerResultH\x00R\adopplerB\b\n" +
 	"\x06result\"'\n" +
 	"\rUnimplemented\x12\x16\n" +
 	"\x06detail\x18\x01 \x01(\tR\x06detail\"!\n" +
@@ -5942,6 +6012,10 @@ var file_conform_v1_conform_proto_goTypes = []any{
 	(*Handover)(nil),                 // 82: conform.v1.Handover
 	(*LatencyResult)(nil),            // 83: conform.v1.LatencyResult
 	(*LatencyOutput)(nil),            // 84: conform.v1.LatencyOutput
+	(*TlvOp)(nil),                    // 85: conform.v1.TlvOp
+	(*DopplerOp)(nil),                // 86: conform.v1.DopplerOp
+	(*TlvResult)(nil),                // 87: conform.v1.TlvResult
+	(*DopplerResult)(nil),            // 88: conform.v1.DopplerResult
 }
 var file_conform_v1_conform_proto_depIdxs = []int32{
 	5,  // 0: conform.v1.Hello.bounds:type_name -> conform.v1.Bounds
@@ -5957,92 +6031,96 @@ var file_conform_v1_conform_proto_depIdxs = []int32{
 	63, // 10: conform.v1.Request.read_announcements:type_name -> conform.v1.ReadAnnouncements
 	74, // 11: conform.v1.Request.match_announcements:type_name -> conform.v1.MatchAnnouncements
 	80, // 12: conform.v1.Request.latency:type_name -> conform.v1.Latency
-	8,  // 13: conform.v1.Response.unimplemented:type_name -> conform.v1.Unimplemented
-	9,  // 14: conform.v1.Response.error:type_name -> conform.v1.Error
-	15, // 15: conform.v1.Response.read_frames:type_name -> conform.v1.ReadFramesResult
-	20, // 16: conform.v1.Response.write_frames:type_name -> conform.v1.WriteFramesResult
-	23, // 17: conform.v1.Response.receive:type_name -> conform.v1.ReceiveResult
-	28, // 18: conform.v1.Response.decode:type_name -> conform.v1.DecodeResult
-	32, // 19: conform.v1.Response.encode:type_name -> conform.v1.EncodeResult
-	39, // 20: conform.v1.Response.track:type_name -> conform.v1.TrackResult
-	44, // 21: conform.v1.Response.drive_queue:type_name -> conform.v1.DriveQueueResult
-	49, // 22: conform.v1.Response.receive_connections:type_name -> conform.v1.ReceiveConnectionsResult
-	59, // 23: conform.v1.Response.publish:type_name -> conform.v1.PublishResult
-	65, // 24: conform.v1.Response.read_announcements:type_name -> conform.v1.ReadAnnouncementsResult
-	77, // 25: conform.v1.Response.match_announcements:type_name -> conform.v1.MatchAnnouncementsResult
-	83, // 26: conform.v1.Response.latency:type_name -> conform.v1.LatencyResult
-	11, // 27: conform.v1.Blob.fill:type_name -> conform.v1.Fill
-	14, // 28: conform.v1.ReadFrames.inputs:type_name -> conform.v1.ReadInput
-	10, // 29: conform.v1.ReadInput.chunks:type_name -> conform.v1.Blob
-	16, // 30: conform.v1.ReadFramesResult.outputs:type_name -> conform.v1.ReadOutput
-	17, // 31: conform.v1.ReadOutput.yields:type_name -> conform.v1.ChunkYield
-	0,  // 32: conform.v1.ReadOutput.end:type_name -> conform.v1.ReadEnd
-	12, // 33: conform.v1.ChunkYield.frames:type_name -> conform.v1.Data
-	19, // 34: conform.v1.WriteFrames.inputs:type_name -> conform.v1.WriteInput
-	10, // 35: conform.v1.WriteInput.payload:type_name -> conform.v1.Blob
-	21, // 36: conform.v1.WriteFramesResult.outputs:type_name -> conform.v1.WriteOutput
-	12, // 37: conform.v1.WriteOutput.written:type_name -> conform.v1.Data
-	14, // 38: conform.v1.Receive.inputs:type_name -> conform.v1.ReadInput
-	24, // 39: conform.v1.ReceiveResult.outputs:type_name -> conform.v1.ReceiveOutput
-	25, // 40: conform.v1.ReceiveOutput.events:type_name -> conform.v1.ReceiveEvent
-	1,  // 41: conform.v1.ReceiveEvent.action:type_name -> conform.v1.ReceiveAction
-	27, // 42: conform.v1.Decode.inputs:type_name -> conform.v1.DecodeInput
-	29, // 43: conform.v1.DecodeResult.outputs:type_name -> conform.v1.DecodeOutput
-	31, // 44: conform.v1.Encode.inputs:type_name -> conform.v1.EncodeInput
-	33, // 45: conform.v1.EncodeResult.outputs:type_name -> conform.v1.EncodeOutput
-	35, // 46: conform.v1.GapCounters.last_break:type_name -> conform.v1.GapBreak
-	38, // 47: conform.v1.Track.inputs:type_name -> conform.v1.TrackInput
-	34, // 48: conform.v1.TrackInput.arrivals:type_name -> conform.v1.Arrival
-	40, // 49: conform.v1.TrackResult.outputs:type_name -> conform.v1.TrackOutput
-	36, // 50: conform.v1.TrackOutput.counters:type_name -> conform.v1.GapCounters
-	42, // 51: conform.v1.DriveQueue.inputs:type_name -> conform.v1.QueueInput
-	2,  // 52: conform.v1.QueueInput.policy:type_name -> conform.v1.QueuePolicy
-	43, // 53: conform.v1.QueueInput.steps:type_name -> conform.v1.QueueStep
-	34, // 54: conform.v1.QueueStep.push:type_name -> conform.v1.Arrival
-	45, // 55: conform.v1.DriveQueueResult.outputs:type_name -> conform.v1.QueueOutput
-	2,  // 56: conform.v1.QueueOutput.policy:type_name -> conform.v1.QueuePolicy
-	34, // 57: conform.v1.QueueOutput.read:type_name -> conform.v1.Arrival
-	36, // 58: conform.v1.QueueOutput.gaps:type_name -> conform.v1.GapCounters
-	47, // 59: conform.v1.ReceiveConnections.inputs:type_name -> conform.v1.ConnectionsInput
-	48, // 60: conform.v1.ConnectionsInput.segments:type_name -> conform.v1.ConnectionSegment
-	10, // 61: conform.v1.ConnectionSegment.bytes:type_name -> conform.v1.Blob
-	50, // 62: conform.v1.ReceiveConnectionsResult.outputs:type_name -> conform.v1.ConnectionsOutput
-	51, // 63: conform.v1.ConnectionsOutput.connections:type_name -> conform.v1.ConnectionCounts
-	3,  // 64: conform.v1.ConnectionCounts.frames:type_name -> conform.v1.FrameKind
-	53, // 65: conform.v1.Publish.inputs:type_name -> conform.v1.PublishInput
-	54, // 66: conform.v1.PublishInput.steps:type_name -> conform.v1.PublishStep
-	55, // 67: conform.v1.PublishStep.open:type_name -> conform.v1.OpenStream
-	56, // 68: conform.v1.PublishStep.adopt:type_name -> conform.v1.AdoptStream
-	57, // 69: conform.v1.PublishStep.publish:type_name -> conform.v1.PublishSample
-	58, // 70: conform.v1.PublishStep.republish:type_name -> conform.v1.RepublishSample
-	34, // 71: conform.v1.RepublishSample.sample:type_name -> conform.v1.Arrival
-	60, // 72: conform.v1.PublishResult.outputs:type_name -> conform.v1.PublishOutput
-	61, // 73: conform.v1.PublishOutput.events:type_name -> conform.v1.PublishEvent
-	62, // 74: conform.v1.PublishOutput.streams:type_name -> conform.v1.PublishedStream
-	34, // 75: conform.v1.PublishEvent.sample:type_name -> conform.v1.Arrival
-	64, // 76: conform.v1.ReadAnnouncements.inputs:type_name -> conform.v1.ReadAnnouncementInput
-	66, // 77: conform.v1.ReadAnnouncementsResult.outputs:type_name -> conform.v1.ReadAnnouncementOutput
-	67, // 78: conform.v1.ReadAnnouncementOutput.announcement:type_name -> conform.v1.AnnouncementRead
-	68, // 79: conform.v1.AnnouncementRead.schema:type_name -> conform.v1.ReadSchema
-	69, // 80: conform.v1.AnnouncementRead.clock:type_name -> conform.v1.HostClock
-	70, // 81: conform.v1.AnnouncementRead.operator:type_name -> conform.v1.ReadOperator
-	71, // 82: conform.v1.AnnouncementRead.authorisation:type_name -> conform.v1.ReadAuthorisation
-	72, // 83: conform.v1.AnnouncementRead.production:type_name -> conform.v1.ReadProduction
-	73, // 84: conform.v1.ReadProduction.settings:type_name -> conform.v1.ProductionSetting
-	75, // 85: conform.v1.MatchAnnouncements.inputs:type_name -> conform.v1.MatchInput
-	76, // 86: conform.v1.MatchInput.events:type_name -> conform.v1.MatchEvent
-	78, // 87: conform.v1.MatchAnnouncementsResult.outputs:type_name -> conform.v1.MatchOutput
-	79, // 88: conform.v1.MatchOutput.answers:type_name -> conform.v1.MatchAnswer
-	67, // 89: conform.v1.MatchAnswer.matched:type_name -> conform.v1.AnnouncementRead
-	67, // 90: conform.v1.MatchAnswer.listed:type_name -> conform.v1.AnnouncementRead
-	81, // 91: conform.v1.Latency.inputs:type_name -> conform.v1.LatencyInput
-	82, // 92: conform.v1.LatencyInput.handovers:type_name -> conform.v1.Handover
-	84, // 93: conform.v1.LatencyResult.outputs:type_name -> conform.v1.LatencyOutput
-	94, // [94:94] is the sub-list for method output_type
-	94, // [94:94] is the sub-list for method input_type
-	94, // [94:94] is the sub-list for extension type_name
-	94, // [94:94] is the sub-list for extension extendee
-	0,  // [0:94] is the sub-list for field type_name
+	85, // 13: conform.v1.Request.tlv:type_name -> conform.v1.TlvOp
+	86, // 14: conform.v1.Request.doppler:type_name -> conform.v1.DopplerOp
+	8,  // 15: conform.v1.Response.unimplemented:type_name -> conform.v1.Unimplemented
+	9,  // 16: conform.v1.Response.error:type_name -> conform.v1.Error
+	15, // 17: conform.v1.Response.read_frames:type_name -> conform.v1.ReadFramesResult
+	20, // 18: conform.v1.Response.write_frames:type_name -> conform.v1.WriteFramesResult
+	23, // 19: conform.v1.Response.receive:type_name -> conform.v1.ReceiveResult
+	28, // 20: conform.v1.Response.decode:type_name -> conform.v1.DecodeResult
+	32, // 21: conform.v1.Response.encode:type_name -> conform.v1.EncodeResult
+	39, // 22: conform.v1.Response.track:type_name -> conform.v1.TrackResult
+	44, // 23: conform.v1.Response.drive_queue:type_name -> conform.v1.DriveQueueResult
+	49, // 24: conform.v1.Response.receive_connections:type_name -> conform.v1.ReceiveConnectionsResult
+	59, // 25: conform.v1.Response.publish:type_name -> conform.v1.PublishResult
+	65, // 26: conform.v1.Response.read_announcements:type_name -> conform.v1.ReadAnnouncementsResult
+	77, // 27: conform.v1.Response.match_announcements:type_name -> conform.v1.MatchAnnouncementsResult
+	83, // 28: conform.v1.Response.latency:type_name -> conform.v1.LatencyResult
+	87, // 29: conform.v1.Response.tlv:type_name -> conform.v1.TlvResult
+	88, // 30: conform.v1.Response.doppler:type_name -> conform.v1.DopplerResult
+	11, // 31: conform.v1.Blob.fill:type_name -> conform.v1.Fill
+	14, // 32: conform.v1.ReadFrames.inputs:type_name -> conform.v1.ReadInput
+	10, // 33: conform.v1.ReadInput.chunks:type_name -> conform.v1.Blob
+	16, // 34: conform.v1.ReadFramesResult.outputs:type_name -> conform.v1.ReadOutput
+	17, // 35: conform.v1.ReadOutput.yields:type_name -> conform.v1.ChunkYield
+	0,  // 36: conform.v1.ReadOutput.end:type_name -> conform.v1.ReadEnd
+	12, // 37: conform.v1.ChunkYield.frames:type_name -> conform.v1.Data
+	19, // 38: conform.v1.WriteFrames.inputs:type_name -> conform.v1.WriteInput
+	10, // 39: conform.v1.WriteInput.payload:type_name -> conform.v1.Blob
+	21, // 40: conform.v1.WriteFramesResult.outputs:type_name -> conform.v1.WriteOutput
+	12, // 41: conform.v1.WriteOutput.written:type_name -> conform.v1.Data
+	14, // 42: conform.v1.Receive.inputs:type_name -> conform.v1.ReadInput
+	24, // 43: conform.v1.ReceiveResult.outputs:type_name -> conform.v1.ReceiveOutput
+	25, // 44: conform.v1.ReceiveOutput.events:type_name -> conform.v1.ReceiveEvent
+	1,  // 45: conform.v1.ReceiveEvent.action:type_name -> conform.v1.ReceiveAction
+	27, // 46: conform.v1.Decode.inputs:type_name -> conform.v1.DecodeInput
+	29, // 47: conform.v1.DecodeResult.outputs:type_name -> conform.v1.DecodeOutput
+	31, // 48: conform.v1.Encode.inputs:type_name -> conform.v1.EncodeInput
+	33, // 49: conform.v1.EncodeResult.outputs:type_name -> conform.v1.EncodeOutput
+	35, // 50: conform.v1.GapCounters.last_break:type_name -> conform.v1.GapBreak
+	38, // 51: conform.v1.Track.inputs:type_name -> conform.v1.TrackInput
+	34, // 52: conform.v1.TrackInput.arrivals:type_name -> conform.v1.Arrival
+	40, // 53: conform.v1.TrackResult.outputs:type_name -> conform.v1.TrackOutput
+	36, // 54: conform.v1.TrackOutput.counters:type_name -> conform.v1.GapCounters
+	42, // 55: conform.v1.DriveQueue.inputs:type_name -> conform.v1.QueueInput
+	2,  // 56: conform.v1.QueueInput.policy:type_name -> conform.v1.QueuePolicy
+	43, // 57: conform.v1.QueueInput.steps:type_name -> conform.v1.QueueStep
+	34, // 58: conform.v1.QueueStep.push:type_name -> conform.v1.Arrival
+	45, // 59: conform.v1.DriveQueueResult.outputs:type_name -> conform.v1.QueueOutput
+	2,  // 60: conform.v1.QueueOutput.policy:type_name -> conform.v1.QueuePolicy
+	34, // 61: conform.v1.QueueOutput.read:type_name -> conform.v1.Arrival
+	36, // 62: conform.v1.QueueOutput.gaps:type_name -> conform.v1.GapCounters
+	47, // 63: conform.v1.ReceiveConnections.inputs:type_name -> conform.v1.ConnectionsInput
+	48, // 64: conform.v1.ConnectionsInput.segments:type_name -> conform.v1.ConnectionSegment
+	10, // 65: conform.v1.ConnectionSegment.bytes:type_name -> conform.v1.Blob
+	50, // 66: conform.v1.ReceiveConnectionsResult.outputs:type_name -> conform.v1.ConnectionsOutput
+	51, // 67: conform.v1.ConnectionsOutput.connections:type_name -> conform.v1.ConnectionCounts
+	3,  // 68: conform.v1.ConnectionCounts.frames:type_name -> conform.v1.FrameKind
+	53, // 69: conform.v1.Publish.inputs:type_name -> conform.v1.PublishInput
+	54, // 70: conform.v1.PublishInput.steps:type_name -> conform.v1.PublishStep
+	55, // 71: conform.v1.PublishStep.open:type_name -> conform.v1.OpenStream
+	56, // 72: conform.v1.PublishStep.adopt:type_name -> conform.v1.AdoptStream
+	57, // 73: conform.v1.PublishStep.publish:type_name -> conform.v1.PublishSample
+	58, // 74: conform.v1.PublishStep.republish:type_name -> conform.v1.RepublishSample
+	34, // 75: conform.v1.RepublishSample.sample:type_name -> conform.v1.Arrival
+	60, // 76: conform.v1.PublishResult.outputs:type_name -> conform.v1.PublishOutput
+	61, // 77: conform.v1.PublishOutput.events:type_name -> conform.v1.PublishEvent
+	62, // 78: conform.v1.PublishOutput.streams:type_name -> conform.v1.PublishedStream
+	34, // 79: conform.v1.PublishEvent.sample:type_name -> conform.v1.Arrival
+	64, // 80: conform.v1.ReadAnnouncements.inputs:type_name -> conform.v1.ReadAnnouncementInput
+	66, // 81: conform.v1.ReadAnnouncementsResult.outputs:type_name -> conform.v1.ReadAnnouncementOutput
+	67, // 82: conform.v1.ReadAnnouncementOutput.announcement:type_name -> conform.v1.AnnouncementRead
+	68, // 83: conform.v1.AnnouncementRead.schema:type_name -> conform.v1.ReadSchema
+	69, // 84: conform.v1.AnnouncementRead.clock:type_name -> conform.v1.HostClock
+	70, // 85: conform.v1.AnnouncementRead.operator:type_name -> conform.v1.ReadOperator
+	71, // 86: conform.v1.AnnouncementRead.authorisation:type_name -> conform.v1.ReadAuthorisation
+	72, // 87: conform.v1.AnnouncementRead.production:type_name -> conform.v1.ReadProduction
+	73, // 88: conform.v1.ReadProduction.settings:type_name -> conform.v1.ProductionSetting
+	75, // 89: conform.v1.MatchAnnouncements.inputs:type_name -> conform.v1.MatchInput
+	76, // 90: conform.v1.MatchInput.events:type_name -> conform.v1.MatchEvent
+	78, // 91: conform.v1.MatchAnnouncementsResult.outputs:type_name -> conform.v1.MatchOutput
+	79, // 92: conform.v1.MatchOutput.answers:type_name -> conform.v1.MatchAnswer
+	67, // 93: conform.v1.MatchAnswer.matched:type_name -> conform.v1.AnnouncementRead
+	67, // 94: conform.v1.MatchAnswer.listed:type_name -> conform.v1.AnnouncementRead
+	81, // 95: conform.v1.Latency.inputs:type_name -> conform.v1.LatencyInput
+	82, // 96: conform.v1.LatencyInput.handovers:type_name -> conform.v1.Handover
+	84, // 97: conform.v1.LatencyResult.outputs:type_name -> conform.v1.LatencyOutput
+	98, // [98:98] is the sub-list for method output_type
+	98, // [98:98] is the sub-list for method input_type
+	98, // [98:98] is the sub-list for extension type_name
+	98, // [98:98] is the sub-list for extension extendee
+	0,  // [0:98] is the sub-list for field type_name
 }
 
 func init() { file_conform_v1_conform_proto_init() }
@@ -6050,6 +6128,8 @@ func file_conform_v1_conform_proto_init() {
 	if File_conform_v1_conform_proto != nil {
 		return
 	}
+	file_conform_v1_tlv_proto_init()
+	file_conform_v1_doppler_proto_init()
 	file_conform_v1_conform_proto_msgTypes[2].OneofWrappers = []any{
 		(*Request_ReadFrames)(nil),
 		(*Request_WriteFrames)(nil),
@@ -6063,6 +6143,8 @@ func file_conform_v1_conform_proto_init() {
 		(*Request_ReadAnnouncements)(nil),
 		(*Request_MatchAnnouncements)(nil),
 		(*Request_Latency)(nil),
+		(*Request_Tlv)(nil),
+		(*Request_Doppler)(nil),
 	}
 	file_conform_v1_conform_proto_msgTypes[3].OneofWrappers = []any{
 		(*Response_Unimplemented)(nil),
@@ -6079,6 +6161,8 @@ func file_conform_v1_conform_proto_init() {
 		(*Response_ReadAnnouncements)(nil),
 		(*Response_MatchAnnouncements)(nil),
 		(*Response_Latency)(nil),
+		(*Response_Tlv)(nil),
+		(*Response_Doppler)(nil),
 	}
 	file_conform_v1_conform_proto_msgTypes[38].OneofWrappers = []any{}
 	file_conform_v1_conform_proto_msgTypes[39].OneofWrappers = []any{

@@ -1,0 +1,4 @@
+package mutant
+
+// dopplerMutants are the doppler suite's mutants.
+var dopplerMutants []Mutant

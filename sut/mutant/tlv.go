@@ -1,0 +1,4 @@
+package mutant
+
+// tlvMutants are the TLV suite's mutants.
+var tlvMutants []Mutant
