@@ -156,7 +156,9 @@ func TestEveryMutantExits1(t *testing.T) {
 	for _, m := range mutant.All() {
 		t.Run(m.Name, func(t *testing.T) {
 			rec := filepath.Join(dir, m.Name+".json")
-			r := conform(t, 2*time.Minute, nil, "run", "--sut", "builtin:mutant/"+m.Name, "--json", rec)
+			// The mutant's own suite is enough to catch it; the whole
+			// catalogue is run by TestMutationTable in cases/catalog.
+			r := conform(t, 2*time.Minute, nil, "run", "--sut", "builtin:mutant/"+m.Name, "--profile", m.Suite, "--json", rec)
 			if r.code != 1 {
 				t.Fatalf("exit %d, want 1", r.code)
 			}
@@ -191,7 +193,7 @@ func TestFaultSUTs(t *testing.T) {
 			if errs == 0 {
 				t.Fatal("no error outcome")
 			}
-			if len(r.rec.Cases) != 52 && len(r.rec.Cases) < 40 {
+			if len(r.rec.Cases) < 100 {
 				t.Errorf("only %d cases recorded: the run must go on", len(r.rec.Cases))
 			}
 			passes := count(r.rec, reports.Pass) + count(r.rec, reports.Info)
