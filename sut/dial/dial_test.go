@@ -1,0 +1,127 @@
+package dial_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/conform-suite/conform/cases/catalog"
+	"github.com/conform-suite/conform/reports"
+	"github.com/conform-suite/conform/runner"
+	"github.com/conform-suite/conform/sut"
+	"github.com/conform-suite/conform/sut/dial"
+	"github.com/conform-suite/conform/sut/fault"
+	"github.com/conform-suite/conform/sut/impl"
+	"go.uber.org/goleak"
+)
+
+// With CONFORM_TEST_SELF set, the test binary plays conform itself: it
+// serves the reference or a fault, as `conform reference` and `conform fault
+// NAME` do, so that Open's fault SUTs run as real child processes.
+const envSelf = "CONFORM_TEST_SELF"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(envSelf) != "" {
+		os.Exit(serveSelf(os.Args[len(os.Args)-2:]))
+	}
+	goleak.VerifyTestMain(m)
+}
+
+func serveSelf(args []string) int {
+	ctx := context.Background()
+	var err error
+	switch {
+	case args[1] == "reference":
+		err = sut.Serve(ctx, os.Stdin, os.Stdout, impl.Reference(), sut.Binary)
+	case args[0] == "fault":
+		f, ok := fault.Lookup(args[1])
+		if !ok {
+			return 2
+		}
+		err = f.Serve(ctx, os.Stdin, os.Stdout)
+	default:
+		fmt.Fprintln(os.Stderr, "unexpected arguments", args)
+		return 2
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+func opts() dial.Options {
+	return dial.Options{Self: []string{os.Args[0]}, HelloTimeout: 5 * time.Second, Env: []string{envSelf + "=1"}}
+}
+
+// TestRunLeavesNothingBehind runs a selection of cases over each kind of
+// SUT and checks, through goleak in TestMain and here, that neither a
+// goroutine nor a child process outlives Close.
+func TestRunLeavesNothingBehind(t *testing.T) {
+	cat, err := catalog.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel, err := runner.Select(cat.Cases, nil, []string{"wire/1.2/*", "wire/2/*"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, spec := range []string{"builtin:reference", "exec:" + os.Args[0] + " self reference", "builtin:fault/hang", "builtin:fault/crash", "builtin:fault/flood"} {
+		t.Run(spec, func(t *testing.T) {
+			c, err := dial.Open(context.Background(), spec, opts())
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := runner.Run(context.Background(), runner.Config{Spec: spec, Client: c, Cases: sel, Timeout: 300 * time.Millisecond})
+			c.Close()
+			if spec == "builtin:reference" || spec[:5] == "exec:" {
+				if rec.ExitCode != 0 {
+					t.Errorf("exit %d", rec.ExitCode)
+				}
+			} else if rec.Summary.Counts[reports.Error] == 0 {
+				t.Errorf("a fault SUT produced no error")
+			}
+			if err := goleak.Find(); err != nil {
+				t.Errorf("after Close: %v", err)
+			}
+		})
+	}
+}
+
+func TestOpenRefusesUnknownSpecs(t *testing.T) {
+	for _, spec := range []string{"", "builtin:mutant/none", "builtin:fault/none", "builtin:other", "gopher://x", "exec:'unterminated"} {
+		_, err := dial.Open(context.Background(), spec, opts())
+		var ue *dial.UsageError
+		if !errors.As(err, &ue) {
+			t.Errorf("Open(%q) = %v, want a *UsageError", spec, err)
+		}
+	}
+}
+
+func TestSplitCommand(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"conform reference", []string{"conform", "reference"}},
+		{`python3 "my shim.py" --x`, []string{"python3", "my shim.py", "--x"}},
+		{`a 'b c' d\ e`, []string{"a", "b c", "d e"}},
+		{`"say \"hi\""`, []string{`say "hi"`}},
+		{"  spaced\targs  ", []string{"spaced", "args"}},
+	}
+	for _, tt := range tests {
+		got, err := dial.SplitCommand(tt.in)
+		if err != nil || !slices.Equal(got, tt.want) {
+			t.Errorf("SplitCommand(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+		}
+	}
+	for _, bad := range []string{"", "   ", `"open`} {
+		if _, err := dial.SplitCommand(bad); err == nil {
+			t.Errorf("SplitCommand(%q) succeeded", bad)
+		}
+	}
+}
