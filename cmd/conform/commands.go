@@ -12,7 +12,9 @@ import (
 	"github.com/conform-suite/conform/sut"
 	"github.com/conform-suite/conform/sut/fault"
 	"github.com/conform-suite/conform/sut/impl"
+	"github.com/conform-suite/conform/sut/lib"
 	"github.com/conform-suite/conform/sut/mutant"
+	"github.com/conform-suite/conform/sut/tcp"
 )
 
 func cmdList(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
@@ -84,6 +86,7 @@ func cmdExplain(_ context.Context, args []string, _ io.Reader, stdout, stderr io
 func cmdReference(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("reference", stderr)
 	asJSON := fs.Bool("json", false, "answer in conform.v1's canonical JSON rather than binary protobuf")
+	listen := fs.String("listen", "", "serve on TCP at tcp://HOST:PORT instead of stdio (port 0 picks a free port; the bound address is printed on stderr)")
 	if _, err := parse(fs, args); err != nil {
 		return flagExit(err)
 	}
@@ -91,8 +94,40 @@ func cmdReference(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	if *asJSON {
 		enc = sut.JSON
 	}
+	if *listen != "" {
+		if _, err := tcp.ParseAddr(*listen); err != nil {
+			fmt.Fprintf(stderr, "conform reference: --listen: %v\n", err)
+			return exitUsage
+		}
+		srv, err := tcp.Listen(ctx, *listen, impl.Reference(), enc)
+		if err != nil {
+			fmt.Fprintf(stderr, "conform reference: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stderr, "listening on %s\n", srv.URL())
+		// Serve until interrupted (SIGINT or SIGTERM end ctx).
+		if err := srv.Wait(); err != nil {
+			fmt.Fprintf(stderr, "conform reference: %v\n", err)
+			return 1
+		}
+		return 0
+	}
 	if err := sut.Serve(ctx, stdin, stdout, impl.Reference(), enc); err != nil {
 		fmt.Fprintf(stderr, "conform reference: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// cmdLibHost is the child process of the lib: carrier: it loads a C ABI
+// library and serves conform.v1 with it on stdio.
+func cmdLibHost(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) != 1 {
+		fmt.Fprintln(stderr, "usage: conform lib-host PATH")
+		return exitUsage
+	}
+	if err := lib.Host(ctx, args[0], stdin, stdout); err != nil {
+		fmt.Fprintf(stderr, "conform lib-host %s: %v\n", args[0], err)
 		return 1
 	}
 	return 0

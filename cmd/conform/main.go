@@ -58,6 +58,7 @@ func commands() []command {
 		{name: "selftest", summary: "run the reference and every mutant and print the mutation table", run: cmdSelftest},
 		{name: "version", summary: "print conform's version", run: cmdVersion},
 		{name: "fault", summary: "serve one fault SUT on stdio", run: cmdFault, hidden: true},
+		{name: "lib-host", summary: "serve a C ABI library on stdio (the lib: carrier's child process)", run: cmdLibHost, hidden: true},
 	}
 }
 

@@ -13,7 +13,9 @@ import (
 	"github.com/conform-suite/conform/sut/exec"
 	"github.com/conform-suite/conform/sut/fault"
 	"github.com/conform-suite/conform/sut/impl"
+	"github.com/conform-suite/conform/sut/lib"
 	"github.com/conform-suite/conform/sut/mutant"
+	"github.com/conform-suite/conform/sut/tcp"
 )
 
 // Options configure Open.
@@ -39,6 +41,8 @@ func (e *UsageError) Error() string { return fmt.Sprintf("--sut %q: %s", e.Spec,
 //	builtin:fault/NAME         a misbehaving SUT, as a child process
 //	exec:PROGRAM ARGS…         a program speaking conform.v1 on stdio
 //	./PROGRAM, /PATH/PROGRAM   the same, without the prefix
+//	tcp://HOST:PORT            a SUT serving conform.v1 on TCP
+//	lib:PATH                   a C ABI library, loaded in a child host process
 //
 // A spec naming no known carrier is a *UsageError; a SUT that cannot be
 // started or never says Hello is a *sut.Error of kind KindStart.
@@ -71,7 +75,20 @@ func Open(ctx context.Context, spec string, opts Options) (sut.Client, error) {
 			return nil, &UsageError{spec, err.Error()}
 		}
 		return exec.Start(ctx, argv, exec.Options{HelloTimeout: opts.HelloTimeout, Env: opts.Env})
-	case strings.HasPrefix(spec, "tcp://"), strings.HasPrefix(spec, "nats://"), strings.HasPrefix(spec, "lib:"):
+	case strings.HasPrefix(spec, tcp.Scheme):
+		if _, err := tcp.ParseAddr(spec); err != nil {
+			return nil, &UsageError{spec, err.Error()}
+		}
+		return tcp.Dial(ctx, spec, tcp.Options{HelloTimeout: opts.HelloTimeout})
+	case strings.HasPrefix(spec, lib.Scheme):
+		if strings.TrimPrefix(spec, lib.Scheme) == "" {
+			return nil, &UsageError{spec, "no library named (lib:./libmybinding.so)"}
+		}
+		if len(opts.Self) == 0 {
+			return nil, &UsageError{spec, "cannot start the library host: conform does not know its own path"}
+		}
+		return lib.Open(ctx, spec, lib.Options{Self: opts.Self, HelloTimeout: opts.HelloTimeout, Env: opts.Env})
+	case strings.HasPrefix(spec, "nats://"):
 		return nil, &UsageError{spec, "this carrier is not available in this version of conform"}
 	case strings.Contains(spec, "://"):
 		return nil, &UsageError{spec, "unknown carrier"}
