@@ -5,100 +5,66 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"time"
 
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
 	"github.com/conform-suite/conform/ref/wire"
 )
 
+// ReadStream is the SUT's output as the harness reads it: a pipe (*os.File)
+// or a connection (net.Conn), whose reads a deadline can bound.
+type ReadStream interface {
+	io.Reader
+	SetReadDeadline(time.Time) error
+}
+
+// WriteStream is the SUT's input as the harness writes it.
+type WriteStream interface {
+	io.Writer
+	SetWriteDeadline(time.Time) error
+}
+
 // Session is the harness's end of a conform.v1 session over a byte stream,
 // framed as Ranvier frames its data (ranvier-wire §1). It is shared by the
 // carriers that reach a SUT through a pipe or a socket.
 //
-// A Session never allocates on the strength of a length the SUT sent: a
-// prefix above the 16 MiB ceiling is a protocol error, and a SUT that writes
-// more than it was asked is stopped by backpressure, not buffered without end.
+// Reads and writes are plain blocking calls bounded by deadlines taken from
+// the op's context, so a round trip costs two system calls and no
+// goroutine. A Session never allocates on the strength of a length the SUT
+// sent: a prefix above the 16 MiB ceiling is a protocol error. It reads one
+// answer per request, so a SUT that writes more than it was asked fills its
+// pipe and blocks rather than filling the harness's memory.
 type Session struct {
-	w      io.Writer
-	frames chan frameResult
-	done   chan struct{}
+	r      ReadStream
+	w      WriteStream
+	fr     wire.Reader
+	buf    []byte
 	enc    Encoding
 	hello  *conformpb.Hello
 	nextID uint64
 	broken error
 }
 
-type frameResult struct {
-	payload []byte
-	err     error
-}
-
-// Open starts a session on a SUT that reads from w and writes to r: it sends
-// the empty opening request, reads the SUT's Hello and sniffs the encoding
-// from it. The caller owns r and w and must close them (or end the process
-// behind them) after Close, so that the session's reading goroutine ends.
-func Open(ctx context.Context, r io.Reader, w io.Writer) (*Session, error) {
-	s := &Session{
-		w:      w,
-		frames: make(chan frameResult, 1),
-		done:   make(chan struct{}),
-	}
-	go s.readLoop(r)
+// Open starts a session on a SUT that reads w and writes r: it sends the
+// empty opening request, reads the SUT's Hello and sniffs the encoding from
+// it. The caller owns r and w and closes them after Close.
+func Open(ctx context.Context, r ReadStream, w WriteStream) (*Session, error) {
+	s := &Session{r: r, w: w, buf: make([]byte, 64<<10)}
 	if err := s.write(ctx, nil); err != nil {
-		s.Close()
 		return nil, err
 	}
 	payload, err := s.read(ctx)
 	if err != nil {
-		s.Close()
 		return nil, fmt.Errorf("waiting for Hello: %w", err)
 	}
 	s.enc = Sniff(payload)
 	hello := new(conformpb.Hello)
 	if err := s.enc.Unmarshal(payload, hello); err != nil {
-		s.Close()
 		return nil, &Error{Kind: KindProtocol, Detail: "the SUT's first answer is not a Hello", Err: err}
 	}
 	s.hello = hello
 	return s, nil
-}
-
-// readLoop turns the SUT's output into frames until the stream ends, an
-// error occurs or the session is closed.
-func (s *Session) readLoop(r io.Reader) {
-	var fr wire.Reader
-	buf := make([]byte, 64<<10)
-	send := func(f frameResult) bool {
-		select {
-		case s.frames <- f:
-			return true
-		case <-s.done:
-			return false
-		}
-	}
-	for {
-		for {
-			payload, ok, err := fr.Next()
-			if err != nil {
-				send(frameResult{err: &Error{Kind: KindProtocol, Detail: "the SUT sent a frame length above the ceiling", Err: err}})
-				return
-			}
-			if !ok {
-				break
-			}
-			if !send(frameResult{payload: append([]byte(nil), payload...)}) {
-				return
-			}
-		}
-		n, err := r.Read(buf)
-		fr.Write(buf[:n])
-		if err != nil && n == 0 {
-			if errors.Is(err, io.EOF) && fr.Buffered() > 0 {
-				err = fmt.Errorf("stream ended inside a frame (%d bytes buffered): %w", fr.Buffered(), err)
-			}
-			send(frameResult{err: &Error{Kind: KindCrash, Detail: "the SUT's output ended", Err: err}})
-			return
-		}
-	}
 }
 
 // Hello returns the SUT's Hello.
@@ -151,46 +117,62 @@ func (s *Session) do(ctx context.Context, req *conformpb.Request) (*conformpb.Re
 	return resp, nil
 }
 
-// write sends one frame. The write runs apart so that a SUT that stops
-// reading cannot hold the harness past ctx; the carrier's teardown (killing
-// the process, closing the socket) ends it.
+// bound applies ctx to one blocking call through set, a stream's deadline
+// setter: its deadline as the deadline, and its cancellation as an
+// immediate one. The returned function lifts both.
+func bound(ctx context.Context, set func(time.Time) error) (release func()) {
+	d, _ := ctx.Deadline()
+	set(d)
+	stop := context.AfterFunc(ctx, func() { set(time.Now()) })
+	return func() {
+		stop()
+		set(time.Time{})
+	}
+}
+
+// write sends one frame.
 func (s *Session) write(ctx context.Context, payload []byte) error {
 	frame, err := wire.AppendFrame(nil, payload)
 	if err != nil {
 		return fmt.Errorf("request too large for conform.v1: %w", err)
 	}
-	errc := make(chan error, 1)
-	go func() {
-		_, err := s.w.Write(frame)
-		errc <- err
-	}()
-	select {
-	case err := <-errc:
-		if err != nil {
-			return &Error{Kind: KindCrash, Detail: "writing to the SUT failed", Err: err}
+	defer bound(ctx, s.w.SetWriteDeadline)()
+	if _, err := s.w.Write(frame); err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return &Error{Kind: KindTimeout, Detail: "the SUT did not read its request in time", Err: err}
 		}
-		return nil
-	case <-ctx.Done():
-		return &Error{Kind: KindTimeout, Detail: "the SUT did not read its request in time", Err: ctx.Err()}
+		return &Error{Kind: KindCrash, Detail: "writing to the SUT failed", Err: err}
 	}
+	return nil
 }
 
+// read returns the next frame's payload, a copy the caller owns.
 func (s *Session) read(ctx context.Context) ([]byte, error) {
-	select {
-	case f := <-s.frames:
-		return f.payload, f.err
-	case <-ctx.Done():
-		return nil, &Error{Kind: KindTimeout, Detail: "the SUT did not answer in time", Err: ctx.Err()}
+	defer bound(ctx, s.r.SetReadDeadline)()
+	for {
+		payload, ok, err := s.fr.Next()
+		if err != nil {
+			return nil, &Error{Kind: KindProtocol, Detail: "the SUT sent a frame length above the ceiling", Err: err}
+		}
+		if ok {
+			return append([]byte(nil), payload...), nil
+		}
+		n, err := s.r.Read(s.buf)
+		s.fr.Write(s.buf[:n])
+		switch {
+		case err == nil || n > 0:
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			return nil, &Error{Kind: KindTimeout, Detail: "the SUT did not answer in time", Err: err}
+		case errors.Is(err, io.EOF) && s.fr.Buffered() > 0:
+			return nil, &Error{Kind: KindCrash, Detail: "the SUT's output ended inside a frame", Err: err}
+		default:
+			return nil, &Error{Kind: KindCrash, Detail: "the SUT's output ended", Err: err}
+		}
 	}
 }
 
-// Close stops the session's reading goroutine once its input is closed.
+// Close marks the session finished; the caller closes the streams.
 func (s *Session) Close() {
-	select {
-	case <-s.done:
-	default:
-		close(s.done)
-	}
 	if s.broken == nil {
 		s.broken = errors.New("session closed")
 	}
