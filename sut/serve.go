@@ -41,27 +41,41 @@ func Serve(ctx context.Context, r io.Reader, w io.Writer, h Handler, enc Encodin
 			}
 			continue
 		}
-		var answer []byte
-		if !opened {
-			// Whatever the opening request holds, the answer is Hello.
-			opened = true
-			answer, err = enc.Marshal(h.Hello())
-		} else {
-			req := new(conformpb.Request)
-			var resp *conformpb.Response
-			if uerr := enc.Unmarshal(payload, req); uerr != nil {
-				resp = &conformpb.Response{Result: &conformpb.Response_Error{Error: &conformpb.Error{Message: uerr.Error()}}}
-			} else {
-				resp = h.Handle(ctx, req)
-			}
-			resp.Id = req.Id
-			answer, err = enc.Marshal(resp)
-		}
+		// Whatever the opening request holds, the answer is Hello.
+		answer, err := Answer(ctx, h, enc, payload, !opened)
+		opened = true
 		if err != nil {
-			return fmt.Errorf("encoding answer: %w", err)
+			return err
 		}
 		if err := wire.WriteFrame(ctx, w, answer); err != nil {
 			return err
 		}
 	}
+}
+
+// Answer returns h's encoded answer to one request payload in enc: its
+// Hello for the opening request, else its response carrying the request's
+// id. A request that does not decode is answered with an Error.
+func Answer(ctx context.Context, h Handler, enc Encoding, payload []byte, opening bool) ([]byte, error) {
+	var (
+		answer []byte
+		err    error
+	)
+	if opening {
+		answer, err = enc.Marshal(h.Hello())
+	} else {
+		req := new(conformpb.Request)
+		var resp *conformpb.Response
+		if uerr := enc.Unmarshal(payload, req); uerr != nil {
+			resp = &conformpb.Response{Result: &conformpb.Response_Error{Error: &conformpb.Error{Message: uerr.Error()}}}
+		} else {
+			resp = h.Handle(ctx, req)
+		}
+		resp.Id = req.Id
+		answer, err = enc.Marshal(resp)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("encoding answer: %w", err)
+	}
+	return answer, nil
 }

@@ -20,11 +20,19 @@ import (
 const serverArgv0 = "conform-reference-server"
 
 // startTCPReference starts "conform reference --listen tcp://127.0.0.1:0"
-// and returns the address it printed on stderr. The server is stopped with
-// SIGTERM when the test ends, and must exit 0.
+// and returns the address it printed on stderr.
 func startTCPReference(t *testing.T, extra ...string) string {
 	t.Helper()
-	cmd := &exec.Cmd{Path: bin, Args: append([]string{serverArgv0, "reference", "--listen", "tcp://127.0.0.1:0"}, extra...)}
+	return startReference(t, "tcp://127.0.0.1:", append([]string{"--listen", "tcp://127.0.0.1:0"}, extra...)...)
+}
+
+// startReference starts "conform reference ARGS", waits for its first
+// stderr line "listening on ADDR…" and returns ADDR, which must begin with
+// want. The server is stopped with SIGTERM when the test ends, and must
+// exit 0.
+func startReference(t *testing.T, want string, args ...string) string {
+	t.Helper()
+	cmd := &exec.Cmd{Path: bin, Args: append([]string{serverArgv0, "reference"}, args...)}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -61,8 +69,9 @@ func startTCPReference(t *testing.T, extra ...string) string {
 			t.Fatal("the reference server exited without printing its address")
 		}
 		addr, found := strings.CutPrefix(line, "listening on ")
-		if !found || !strings.HasPrefix(addr, "tcp://127.0.0.1:") || strings.HasSuffix(addr, ":0") {
-			t.Fatalf("first stderr line %q is not \"listening on tcp://127.0.0.1:PORT\"", line)
+		addr, _, _ = strings.Cut(addr, " ")
+		if !found || !strings.HasPrefix(addr, want) || strings.HasSuffix(addr, ":0") {
+			t.Fatalf("first stderr line %q is not \"listening on %s…\"", line, want)
 		}
 		go func() {
 			for range lines {

@@ -14,6 +14,7 @@ import (
 	"github.com/conform-suite/conform/sut/impl"
 	"github.com/conform-suite/conform/sut/lib"
 	"github.com/conform-suite/conform/sut/mutant"
+	"github.com/conform-suite/conform/sut/natsc"
 	"github.com/conform-suite/conform/sut/tcp"
 )
 
@@ -87,12 +88,32 @@ func cmdReference(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	fs := newFlags("reference", stderr)
 	asJSON := fs.Bool("json", false, "answer in conform.v1's canonical JSON rather than binary protobuf")
 	listen := fs.String("listen", "", "serve on TCP at tcp://HOST:PORT instead of stdio (port 0 picks a free port; the bound address is printed on stderr)")
+	natsURL := fs.String("nats", "", "serve as NATS request/reply on BASE.conform at nats://HOST:PORT/BASE instead of stdio")
 	if _, err := parse(fs, args); err != nil {
 		return flagExit(err)
 	}
 	enc := sut.Binary
 	if *asJSON {
 		enc = sut.JSON
+	}
+	if *natsURL != "" {
+		ep, err := natsc.ParseEndpoint(*natsURL)
+		if err != nil {
+			fmt.Fprintf(stderr, "conform reference: --nats: %v\n", err)
+			return exitUsage
+		}
+		srv, err := natsc.Listen(ctx, ep, impl.Reference(), enc)
+		if err != nil {
+			fmt.Fprintf(stderr, "conform reference: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stderr, "listening on %s (subject %s)\n", ep, ep.Subject())
+		// Serve until interrupted (SIGINT or SIGTERM end ctx).
+		if err := srv.Wait(); err != nil {
+			fmt.Fprintf(stderr, "conform reference: %v\n", err)
+			return 1
+		}
+		return 0
 	}
 	if *listen != "" {
 		if _, err := tcp.ParseAddr(*listen); err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/conform-suite/conform/sut/impl"
 	"github.com/conform-suite/conform/sut/lib"
 	"github.com/conform-suite/conform/sut/mutant"
+	"github.com/conform-suite/conform/sut/natsc"
 	"github.com/conform-suite/conform/sut/tcp"
 )
 
@@ -43,6 +44,7 @@ func (e *UsageError) Error() string { return fmt.Sprintf("--sut %q: %s", e.Spec,
 //	./PROGRAM, /PATH/PROGRAM   the same, without the prefix
 //	tcp://HOST:PORT            a SUT serving conform.v1 on TCP
 //	lib:PATH                   a C ABI library, loaded in a child host process
+//	nats://HOST:PORT/BASE      a SUT answering conform.v1 requests on BASE.conform
 //
 // A spec naming no known carrier is a *UsageError; a SUT that cannot be
 // started or never says Hello is a *sut.Error of kind KindStart.
@@ -88,8 +90,12 @@ func Open(ctx context.Context, spec string, opts Options) (sut.Client, error) {
 			return nil, &UsageError{spec, "cannot start the library host: conform does not know its own path"}
 		}
 		return lib.Open(ctx, spec, lib.Options{Self: opts.Self, HelloTimeout: opts.HelloTimeout, Env: opts.Env})
-	case strings.HasPrefix(spec, "nats://"):
-		return nil, &UsageError{spec, "this carrier is not available in this version of conform"}
+	case strings.HasPrefix(spec, natsc.Scheme):
+		ep, err := natsc.ParseEndpoint(spec)
+		if err != nil {
+			return nil, &UsageError{spec, err.Error()}
+		}
+		return natsc.Dial(ctx, ep, opts.HelloTimeout)
 	case strings.Contains(spec, "://"):
 		return nil, &UsageError{spec, "unknown carrier"}
 	case spec == "":
