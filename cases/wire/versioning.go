@@ -83,6 +83,32 @@ func (s *suite) versioning() []cases.Case {
 			},
 		}),
 		info(cases.Case{
+			ID:      "wire/8/unknown-fields-on-reencode",
+			Title:   "Whether fields a decoder did not know survive a decode and re-encode is open: what the SUT does is recorded",
+			Spec:    "ranvier-wire §8 item 3, §7.2",
+			Vectors: ids("sample-unknown-field-9", "frame-unknown-fields"),
+			Run: func(t *cases.T) {
+				names := []string{"sample-unknown-field-9", "frame-unknown-fields"}
+				var ins []*conformpb.DecodeInput
+				for _, n := range names {
+					v := s.vec(n)
+					ins = append(ins, &conformpb.DecodeInput{MessageType: v.Message.Type, Payload: v.Frames[0], Reencode: true})
+				}
+				for i, out := range decodeMessages(t, ins) {
+					switch {
+					case out.Failed:
+						t.Note("%s: the decode failed: %s", names[i], out.Error)
+					case out.Reencoded == nil:
+						t.Note("%s: the SUT does not report a re-encoding", names[i])
+					case bytes.Equal(out.Reencoded, ins[i].Payload):
+						t.Note("%s: re-encoded byte for byte, unknown fields kept", names[i])
+					default:
+						t.Note("%s: re-encoded as %s (input %s)", names[i], corpus.FormatHex(out.Reencoded), corpus.FormatHex(ins[i].Payload))
+					}
+				}
+			},
+		}),
+		info(cases.Case{
 			ID:      "wire/8/two-variants-in-one-frame",
 			Title:   "A Frame carrying both an announce and a sample: the receiver's choice is not specified and is recorded",
 			Spec:    "ranvier-wire §8 item 1",

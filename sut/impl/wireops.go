@@ -196,6 +196,9 @@ func (im *Impl) decode(op *conformpb.Decode) *conformpb.DecodeResult {
 		if err == nil {
 			b, err = protojson.Marshal(m)
 		}
+		if err == nil && in.Reencode {
+			out.Reencoded, err = im.Encode(m)
+		}
 		if err != nil {
 			out.Failed = true
 			out.Error = err.Error()

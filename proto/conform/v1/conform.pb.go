@@ -1995,8 +1995,12 @@ func (x *Decode) GetInputs() []*DecodeInput {
 type DecodeInput struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// A fully-qualified message name, for example "ranvier.message.v1.Frame".
-	MessageType   string `protobuf:"bytes,1,opt,name=message_type,json=messageType,proto3" json:"message_type,omitempty"`
-	Payload       []byte `protobuf:"bytes,2,opt,name=payload,proto3" json:"payload,omitempty"`
+	MessageType string `protobuf:"bytes,1,opt,name=message_type,json=messageType,proto3" json:"message_type,omitempty"`
+	Payload     []byte `protobuf:"bytes,2,opt,name=payload,proto3" json:"payload,omitempty"`
+	// When set, the SUT also encodes the message it decoded again and returns
+	// the bytes in DecodeOutput.reencoded. Whether fields it did not know
+	// survive is left open by ranvier-wire §8 item 3: recorded, never judged.
+	Reencode      bool `protobuf:"varint,3,opt,name=reencode,proto3" json:"reencode,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2043,6 +2047,13 @@ func (x *DecodeInput) GetPayload() []byte {
 		return x.Payload
 	}
 	return nil
+}
+
+func (x *DecodeInput) GetReencode() bool {
+	if x != nil {
+		return x.Reencode
+	}
+	return false
 }
 
 type DecodeResult struct {
@@ -2094,8 +2105,10 @@ type DecodeOutput struct {
 	// The decoded message in canonical JSON (protojson), when it decoded.
 	Json string `protobuf:"bytes,1,opt,name=json,proto3" json:"json,omitempty"`
 	// Set when the payload failed to decode; says why.
-	Error         string `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
-	Failed        bool   `protobuf:"varint,3,opt,name=failed,proto3" json:"failed,omitempty"`
+	Error  string `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	Failed bool   `protobuf:"varint,3,opt,name=failed,proto3" json:"failed,omitempty"`
+	// With DecodeInput.reencode: the decoded message encoded again.
+	Reencoded     []byte `protobuf:"bytes,4,opt,name=reencoded,proto3" json:"reencoded,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2149,6 +2162,13 @@ func (x *DecodeOutput) GetFailed() bool {
 		return x.Failed
 	}
 	return false
+}
+
+func (x *DecodeOutput) GetReencoded() []byte {
+	if x != nil {
+		return x.Reencoded
+	}
+	return nil
 }
 
 // Encode encodes each message, given in canonical JSON, as the named type.
@@ -5631,16 +5651,18 @@ const file_conform_v1_conform_proto_rawDesc = "" +
 	"\n" +
 	"frame_json\x18\x03 \x01(\tR\tframeJson\"9\n" +
 	"\x06Decode\x12/\n" +
-	"\x06inputs\x18\x01 \x03(\v2\x17.conform.v1.DecodeInputR\x06inputs\"J\n" +
+	"\x06inputs\x18\x01 \x03(\v2\x17.conform.v1.DecodeInputR\x06inputs\"f\n" +
 	"\vDecodeInput\x12!\n" +
 	"\fmessage_type\x18\x01 \x01(\tR\vmessageType\x12\x18\n" +
-	"\apayload\x18\x02 \x01(\fR\apayload\"B\n" +
+	"\apayload\x18\x02 \x01(\fR\apayload\x12\x1a\n" +
+	"\breencode\x18\x03 \x01(\bR\breencode\"B\n" +
 	"\fDecodeResult\x122\n" +
-	"\aoutputs\x18\x01 \x03(\v2\x18.conform.v1.DecodeOutputR\aoutputs\"P\n" +
+	"\aoutputs\x18\x01 \x03(\v2\x18.conform.v1.DecodeOutputR\aoutputs\"n\n" +
 	"\fDecodeOutput\x12\x12\n" +
 	"\x04json\x18\x01 \x01(\tR\x04json\x12\x14\n" +
 	"\x05error\x18\x02 \x01(\tR\x05error\x12\x16\n" +
-	"\x06failed\x18\x03 \x01(\bR\x06failed\"9\n" +
+	"\x06failed\x18\x03 \x01(\bR\x06failed\x12\x1c\n" +
+	"\treencoded\x18\x04 \x01(\fR\treencoded\"9\n" +
 	"\x06Encode\x12/\n" +
 	"\x06inputs\x18\x01 \x03(\v2\x17.conform.v1.EncodeInputR\x06inputs\"D\n" +
 	"\vEncodeInput\x12!\n" +
