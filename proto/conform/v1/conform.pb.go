@@ -1407,7 +1407,10 @@ func (x *ReadFramesResult) GetOutputs() []*ReadOutput {
 type ReadOutput struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// After each chunk, the payloads of the frames the reader yielded in
-	// response to that chunk, one entry per chunk.
+	// response to that chunk, one entry per chunk. With end_of_stream there may
+	// be one entry more: what the reader yielded when told the stream ended (a
+	// conforming reader yields nothing there). Cases read the frames in order
+	// across all entries.
 	Yields []*ChunkYield `protobuf:"bytes,1,rep,name=yields,proto3" json:"yields,omitempty"`
 	// What the reader is left with after the last chunk (and the end of the
 	// stream, if the input said so).
