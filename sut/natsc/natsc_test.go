@@ -20,7 +20,7 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // serve starts an embedded broker and the reference answering on base.
-func serve(t *testing.T, base string, enc sut.Encoding) natsc.Endpoint {
+func serve(t testing.TB, base string, enc sut.Encoding) natsc.Endpoint {
 	t.Helper()
 	srv, err := natsserver.Start(context.Background(), natsserver.Options{})
 	if err != nil {
