@@ -7,7 +7,9 @@ import (
 	"strings"
 
 	"github.com/conform-suite/conform/cases"
+	"github.com/conform-suite/conform/cases/doppler"
 	"github.com/conform-suite/conform/cases/streams"
+	tlvcases "github.com/conform-suite/conform/cases/tlv"
 	"github.com/conform-suite/conform/cases/wire"
 	"github.com/conform-suite/conform/corpus"
 )
@@ -52,6 +54,37 @@ func Load() (*Catalogue, error) {
 	digests = append(digests, ss.Version()+" sha256:"+ss.Digest())
 	for _, v := range ss.All() {
 		c.Vectors[v.ID] = Vector{ID: v.ID, Spec: v.Spec, Title: v.Title, Input: streamsInput(v)}
+	}
+
+	ds, err := corpus.Doppler()
+	if err != nil {
+		return nil, err
+	}
+	c.Cases = append(c.Cases, doppler.Catalogue(ds)...)
+	digests = append(digests, ds.Version()+" sha256:"+ds.Digest())
+	for _, v := range ds.All() {
+		in := corpus.FormatHex(v.Message)
+		for i, m := range v.Messages {
+			if i > 0 || in != "" {
+				in += " | "
+			}
+			in += corpus.FormatHex(m)
+		}
+		c.Vectors[v.ID] = Vector{ID: v.ID, Spec: v.Spec, Title: v.Title, Input: in}
+	}
+
+	ts, err := corpus.TLV()
+	if err != nil {
+		return nil, err
+	}
+	c.Cases = append(c.Cases, tlvcases.Catalogue(ts)...)
+	digests = append(digests, ts.Version()+" sha256:"+ts.Digest())
+	for _, v := range ts.All() {
+		in := corpus.FormatHex(v.Input)
+		if v.Kind == corpus.TLVPath {
+			in = fmt.Sprintf("%q", v.PathBytes())
+		}
+		c.Vectors[v.ID] = Vector{ID: v.ID, Spec: v.Spec, Title: v.Title, Input: in}
 	}
 
 	if err := cases.Check(c.Cases); err != nil {

@@ -127,6 +127,7 @@ func (im *Impl) Hello() *conformpb.Hello {
 		Version:        Version(),
 		Language:       "go",
 		Profiles:       im.Profiles,
+		Bounds:         &conformpb.Bounds{TlvMaxDepth: uint32(max(im.TLV.MaxDepth, 0))},
 	}
 }
 
