@@ -1,0 +1,357 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"slices"
+	"sync"
+	"time"
+
+	messagepb "github.com/conform-suite/conform/proto/ranvier/message/v1"
+	"github.com/conform-suite/conform/ref/streams"
+	"github.com/conform-suite/conform/ref/wire"
+)
+
+// DefaultMaxRecorded is how many samples a Subscriber keeps in its report
+// unless configured otherwise.
+const DefaultMaxRecorded = 1 << 20
+
+// SubscriberConfig configures a Subscriber. The zero value is the reference's
+// behaviour.
+type SubscriberConfig struct {
+	// MaxRecorded bounds the samples kept for the report; 0 means
+	// DefaultMaxRecorded. Samples beyond it are still tracked and counted.
+	MaxRecorded int
+}
+
+// Subscriber is the data-plane subscriber (ranvier-wire §4, §6; ranvier-streams
+// §2.2, §3, §6.5–§6.7). Each Subscribe dials one publisher and sends its
+// Request as the first and only frame; from then on the connection is only
+// read, with the receive step of wire.Subscriber: unreadable frames are
+// skipped and counted per connection, a framing error closes the connection
+// without resynchronising, and end of stream is the connection ending. Silence
+// is never a reason to close (§6.5), so the reads carry no deadline.
+//
+// Sequence numbers are tracked per (connection, stream_ref) with a
+// streams.Tracker, and each sample's schema is attributed only from the
+// announcement of its own reference on its own connection — unknown when
+// there is none, never borrowed from a stream sharing the name (§6.5).
+//
+// A Subscriber is safe for concurrent use.
+type Subscriber struct {
+	cfg SubscriberConfig
+	wg  sync.WaitGroup
+
+	mu        sync.Mutex
+	changed   chan struct{} // closed and replaced on every change
+	tracker   *streams.Tracker
+	frames    streams.FrameCounter
+	anns      streams.Announcements
+	conns     []*subConn
+	samples   []ReceivedSample
+	unrecord  uint64
+	lastID    streams.ConnID
+	closedAll bool
+}
+
+type subConn struct {
+	report ConnReport
+	nc     net.Conn
+	rx     wire.Subscriber
+	byUs   bool // closed by CloseConn or Close
+}
+
+// ReceivedSample is one sample as the subscriber received it.
+type ReceivedSample struct {
+	// Conn is the connection it arrived on.
+	Conn streams.ConnID
+	streams.Sample
+	// Outcome is what the sequence tracker made of it.
+	Outcome streams.Outcome
+	// Attribution is the stream the sample is attributed to.
+	Attribution Attribution
+	// At is when its frame was completed.
+	At time.Time
+}
+
+// Attribution is the announcement a sample is read against. Known is false
+// when its connection announced nothing for its reference: the schema is then
+// unknown (ranvier-streams §6.5).
+type Attribution struct {
+	Known bool
+	// Name is the announced stream's name.
+	Name string
+	// Schema is the announced schema, nil when the announcement had none.
+	Schema *streams.Schema
+}
+
+// ConnReport is what one connection received.
+type ConnReport struct {
+	Conn       streams.ConnID
+	Addr       string
+	StreamName string
+	// Frames counts samples, announcements and unreadable frames
+	// (ranvier-streams §3.6a).
+	Frames streams.FrameCounts
+	// Announcements lists the first announcement heard for each reference,
+	// in the order heard.
+	Announcements []streams.Announcement
+	// RepeatedAnnouncements counts announcements for a reference already
+	// announced on this connection; InvalidAnnouncements those naming
+	// reference 0. Neither is attributed to anything.
+	RepeatedAnnouncements uint64
+	InvalidAnnouncements  uint64
+	// Ended reports that the connection is over.
+	Ended bool
+	// EndOfStream reports that the publisher ended it (ranvier-wire §4.7);
+	// Truncated that it ended with part of a frame buffered, which was
+	// dropped (§1.3).
+	EndOfStream bool
+	Truncated   bool
+	// FramingError is the error that closed the connection, when a prefix
+	// could not be believed (§6.2).
+	FramingError error
+	// ClosedBySubscriber reports a close asked for by CloseConn or Close.
+	ClosedBySubscriber bool
+	// Err is an I/O error that ended the connection, other than end of
+	// stream.
+	Err error
+}
+
+// Report is a snapshot of everything a Subscriber received.
+type Report struct {
+	Conns []ConnReport
+	// Counters are the sequence tracker's counters over every connection
+	// (ranvier-streams §3.7).
+	Counters streams.Counters
+	// Samples lists the recorded samples in arrival order.
+	Samples []ReceivedSample
+	// Unrecorded counts samples beyond SubscriberConfig.MaxRecorded.
+	Unrecorded uint64
+}
+
+// Conn returns the report of connection id.
+func (r Report) Conn(id streams.ConnID) (ConnReport, bool) {
+	for _, c := range r.Conns {
+		if c.Conn == id {
+			return c, true
+		}
+	}
+	return ConnReport{}, false
+}
+
+// Stream returns the recorded samples of one (connection, stream_ref) pair,
+// in arrival order.
+func (r Report) Stream(conn streams.ConnID, ref uint32) []ReceivedSample {
+	var out []ReceivedSample
+	for _, s := range r.Samples {
+		if s.Conn == conn && s.StreamRef == ref {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// NewSubscriber returns a Subscriber with no connections.
+func NewSubscriber(cfg SubscriberConfig) *Subscriber {
+	if cfg.MaxRecorded <= 0 {
+		cfg.MaxRecorded = DefaultMaxRecorded
+	}
+	return &Subscriber{
+		cfg:     cfg,
+		changed: make(chan struct{}),
+		tracker: streams.NewTracker(),
+	}
+}
+
+// Subscribe dials the publisher at addr, sends Request{stream_name: name} as
+// the connection's first and only frame, and starts receiving. It returns the
+// connection's identifier, chosen here and never sent (ranvier-streams §2.2).
+func (s *Subscriber) Subscribe(ctx context.Context, addr, name string) (streams.ConnID, error) {
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return 0, fmt.Errorf("live subscriber: dial %s: %w", addr, err)
+	}
+	payload, err := wire.Encode(&messagepb.Request{StreamName: name})
+	if err == nil {
+		stop := context.AfterFunc(ctx, func() { nc.SetWriteDeadline(time.Now()) })
+		err = wire.WriteFrame(ctx, nc, payload)
+		stop()
+	}
+	if err != nil {
+		nc.Close()
+		return 0, fmt.Errorf("live subscriber: sending the Request to %s: %w", addr, err)
+	}
+	s.mu.Lock()
+	if s.closedAll {
+		s.mu.Unlock()
+		nc.Close()
+		return 0, fmt.Errorf("live subscriber: subscribe: %w", ErrClosed)
+	}
+	s.lastID++
+	c := &subConn{nc: nc, report: ConnReport{Conn: s.lastID, Addr: addr, StreamName: name}}
+	s.conns = append(s.conns, c)
+	s.wg.Add(1)
+	s.notifyLocked()
+	s.mu.Unlock()
+	go s.receive(c)
+	return c.report.Conn, nil
+}
+
+// receive reads connection c until it ends.
+func (s *Subscriber) receive(c *subConn) {
+	defer s.wg.Done()
+	defer c.nc.Close()
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := c.nc.Read(buf)
+		if n > 0 {
+			at := time.Now()
+			s.mu.Lock()
+			ferr := c.rx.Receive(buf[:n], func(ev wire.Event) { s.onEvent(c, ev, at) })
+			if ferr != nil {
+				// §6.2: no resynchronising; the connection closes.
+				c.report.FramingError = ferr
+				c.report.Ended = true
+				s.notifyLocked()
+				s.mu.Unlock()
+				return
+			}
+			s.notifyLocked()
+			s.mu.Unlock()
+		}
+		if err != nil {
+			s.mu.Lock()
+			switch {
+			case c.byUs:
+				c.report.ClosedBySubscriber = true
+			case errors.Is(err, io.EOF):
+				c.report.EndOfStream = true
+				c.report.Truncated = c.rx.End() != nil
+			default:
+				c.report.Err = err
+			}
+			c.report.Ended = true
+			s.notifyLocked()
+			s.mu.Unlock()
+			return
+		}
+	}
+}
+
+// onEvent accounts for one frame. s.mu is held.
+func (s *Subscriber) onEvent(c *subConn, ev wire.Event, at time.Time) {
+	id := c.report.Conn
+	switch {
+	case ev.Action == wire.SkippedUndecodable:
+		s.frames.Count(id, streams.FrameUndecodable)
+	case ev.Action != wire.Delivered:
+		s.frames.Count(id, streams.FrameNoVariant)
+	case ev.Frame.GetAnnounce() != nil:
+		s.frames.Count(id, streams.FrameAnnounce)
+		a := streams.ReadAnnouncement(ToStreamInfo(ev.Frame.GetAnnounce()))
+		switch added, err := s.anns.Add(id, a); {
+		case err != nil:
+			c.report.InvalidAnnouncements++
+		case !added:
+			c.report.RepeatedAnnouncements++
+		default:
+			c.report.Announcements = append(c.report.Announcements, a)
+		}
+	case ev.Frame.GetSample() != nil:
+		s.frames.Count(id, streams.FrameSample)
+		smp := ToSample(ev.Frame.GetSample())
+		rs := ReceivedSample{Conn: id, Sample: smp, At: at}
+		rs.Outcome = s.tracker.Observe(id, smp)
+		if a, ok := s.anns.Lookup(id, smp.StreamRef); ok {
+			rs.Attribution = Attribution{Known: true, Name: a.Name, Schema: a.Schema}
+		}
+		if len(s.samples) < s.cfg.MaxRecorded {
+			s.samples = append(s.samples, rs)
+		} else {
+			s.unrecord++
+		}
+	default:
+		// A variant this build knows but a data plane never carries cannot
+		// occur: Frame has two. Counted as nothing readable.
+		s.frames.Count(id, streams.FrameNoVariant)
+	}
+	c.report.Frames = s.frames.Counts(id)
+}
+
+// notifyLocked wakes every Wait. s.mu is held.
+func (s *Subscriber) notifyLocked() {
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// Report returns a snapshot of what has been received.
+func (s *Subscriber) Report() Report {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.reportLocked()
+}
+
+func (s *Subscriber) reportLocked() Report {
+	r := Report{
+		Counters:   s.tracker.Counters(),
+		Samples:    slices.Clone(s.samples),
+		Unrecorded: s.unrecord,
+	}
+	for _, c := range s.conns {
+		cr := c.report
+		cr.Announcements = slices.Clone(cr.Announcements)
+		r.Conns = append(r.Conns, cr)
+	}
+	return r
+}
+
+// Wait waits until cond holds for the report, and returns that report. cond
+// is evaluated after each change, without the subscriber's lock held.
+func (s *Subscriber) Wait(ctx context.Context, cond func(Report) bool) (Report, error) {
+	for {
+		s.mu.Lock()
+		r := s.reportLocked()
+		ch := s.changed
+		s.mu.Unlock()
+		if cond(r) {
+			return r, nil
+		}
+		select {
+		case <-ctx.Done():
+			return r, fmt.Errorf("live subscriber: waiting: %w", ctx.Err())
+		case <-ch:
+		}
+	}
+}
+
+// CloseConn closes connection id and waits for nothing; its report records
+// that the subscriber closed it.
+func (s *Subscriber) CloseConn(id streams.ConnID) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.conns {
+		if c.report.Conn == id {
+			c.byUs = true
+			return c.nc.Close()
+		}
+	}
+	return fmt.Errorf("live subscriber: no connection %d", id)
+}
+
+// Close closes every connection and waits for their goroutines to end.
+func (s *Subscriber) Close() error {
+	s.mu.Lock()
+	s.closedAll = true
+	for _, c := range s.conns {
+		c.byUs = true
+		c.nc.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	return nil
+}
