@@ -11,33 +11,11 @@ import (
 	dp "github.com/conform-suite/conform/ref/doppler"
 )
 
-// maxBatchInputs bounds the inputs in one request; every doppler input a
-// case builds is a few kilobytes at most.
-const maxBatchInputs = 256
-
 // Byte orders, as conform.v1 names them.
 const (
 	little = conformpb.DopplerByteOrder_DOPPLER_BYTE_ORDER_LITTLE_ENDIAN
 	big    = conformpb.DopplerByteOrder_DOPPLER_BYTE_ORDER_BIG_ENDIAN
 )
-
-// batched splits inputs into requests of at most maxBatchInputs, sends each
-// with send and checks that each answer holds one output per input.
-func batched[I, O any](t *cases.T, op string, inputs []I, send func([]I) ([]O, bool)) []O {
-	var outs []O
-	for start := 0; start < len(inputs); start += maxBatchInputs {
-		b := inputs[start:min(start+maxBatchInputs, len(inputs))]
-		o, ok := send(b)
-		if !ok {
-			t.Protocolf("doppler %s answered with the result of another op", op)
-		}
-		if len(o) != len(b) {
-			t.Protocolf("doppler %s: %d inputs, %d outputs", op, len(b), len(o))
-		}
-		outs = append(outs, o...)
-	}
-	return outs
-}
 
 // do sends one doppler op and returns its result.
 func do(t *cases.T, op *conformpb.DopplerOp) *conformpb.DopplerResult {
@@ -46,7 +24,7 @@ func do(t *cases.T, op *conformpb.DopplerOp) *conformpb.DopplerResult {
 
 // check runs the SUT's header checks on inputs, as a receiver of order o.
 func check(t *cases.T, o conformpb.DopplerByteOrder, inputs []*conformpb.DopplerCheckInput) []*conformpb.DopplerCheckOutput {
-	return batched(t, "check", inputs, func(b []*conformpb.DopplerCheckInput) ([]*conformpb.DopplerCheckOutput, bool) {
+	return cases.Batched(t, "doppler check", inputs, func(b []*conformpb.DopplerCheckInput) ([]*conformpb.DopplerCheckOutput, bool) {
 		r := do(t, &conformpb.DopplerOp{Op: &conformpb.DopplerOp_Check{Check: &conformpb.DopplerCheck{Order: o, Inputs: b}}}).GetCheck()
 		return r.GetOutputs(), r != nil
 	})
@@ -54,7 +32,7 @@ func check(t *cases.T, o conformpb.DopplerByteOrder, inputs []*conformpb.Doppler
 
 // reassemble feeds each input's messages to a fresh receiver of order o.
 func reassemble(t *cases.T, o conformpb.DopplerByteOrder, inputs []*conformpb.DopplerReassembleInput) []*conformpb.DopplerReassembleOutput {
-	return batched(t, "reassemble", inputs, func(b []*conformpb.DopplerReassembleInput) ([]*conformpb.DopplerReassembleOutput, bool) {
+	return cases.Batched(t, "doppler reassemble", inputs, func(b []*conformpb.DopplerReassembleInput) ([]*conformpb.DopplerReassembleOutput, bool) {
 		r := do(t, &conformpb.DopplerOp{Op: &conformpb.DopplerOp_Reassemble{Reassemble: &conformpb.DopplerReassemble{Order: o, Inputs: b}}}).GetReassemble()
 		return r.GetOutputs(), r != nil
 	})
@@ -62,7 +40,7 @@ func reassemble(t *cases.T, o conformpb.DopplerByteOrder, inputs []*conformpb.Do
 
 // chunk asks the SUT to cut each frame, writing in order o.
 func chunk(t *cases.T, o conformpb.DopplerByteOrder, inputs []*conformpb.DopplerChunkInput) []*conformpb.DopplerChunkOutput {
-	return batched(t, "chunk", inputs, func(b []*conformpb.DopplerChunkInput) ([]*conformpb.DopplerChunkOutput, bool) {
+	return cases.Batched(t, "doppler chunk", inputs, func(b []*conformpb.DopplerChunkInput) ([]*conformpb.DopplerChunkOutput, bool) {
 		r := do(t, &conformpb.DopplerOp{Op: &conformpb.DopplerOp_Chunk{Chunk: &conformpb.DopplerChunk{Order: o, Inputs: b}}}).GetChunk()
 		return r.GetOutputs(), r != nil
 	})
@@ -70,7 +48,7 @@ func chunk(t *cases.T, o conformpb.DopplerByteOrder, inputs []*conformpb.Doppler
 
 // pushCheck asks whether PUSH may send each frame size.
 func pushCheck(t *cases.T, inputs []*conformpb.DopplerPushInput) []*conformpb.DopplerPushOutput {
-	return batched(t, "push_check", inputs, func(b []*conformpb.DopplerPushInput) ([]*conformpb.DopplerPushOutput, bool) {
+	return cases.Batched(t, "doppler push_check", inputs, func(b []*conformpb.DopplerPushInput) ([]*conformpb.DopplerPushOutput, bool) {
 		r := do(t, &conformpb.DopplerOp{Op: &conformpb.DopplerOp_PushCheck{PushCheck: &conformpb.DopplerPushCheck{Inputs: b}}}).GetPushCheck()
 		return r.GetOutputs(), r != nil
 	})
@@ -78,7 +56,7 @@ func pushCheck(t *cases.T, inputs []*conformpb.DopplerPushInput) []*conformpb.Do
 
 // encodeHeader asks the SUT for the header a sender writes.
 func encodeHeader(t *cases.T, inputs []*conformpb.DopplerEncodeInput) []*conformpb.DopplerEncodeOutput {
-	return batched(t, "encode_header", inputs, func(b []*conformpb.DopplerEncodeInput) ([]*conformpb.DopplerEncodeOutput, bool) {
+	return cases.Batched(t, "doppler encode_header", inputs, func(b []*conformpb.DopplerEncodeInput) ([]*conformpb.DopplerEncodeOutput, bool) {
 		r := do(t, &conformpb.DopplerOp{Op: &conformpb.DopplerOp_EncodeHeader{EncodeHeader: &conformpb.DopplerEncodeHeader{Inputs: b}}}).GetEncodeHeader()
 		return r.GetOutputs(), r != nil
 	})
@@ -87,7 +65,7 @@ func encodeHeader(t *cases.T, inputs []*conformpb.DopplerEncodeInput) []*conform
 // sequence sends each input's steps through the SUT's sockets and checks
 // that each answer has one entry per step.
 func sequence(t *cases.T, inputs []*conformpb.DopplerSequenceInput) []*conformpb.DopplerSequenceOutput {
-	outs := batched(t, "sequence", inputs, func(b []*conformpb.DopplerSequenceInput) ([]*conformpb.DopplerSequenceOutput, bool) {
+	outs := cases.Batched(t, "doppler sequence", inputs, func(b []*conformpb.DopplerSequenceInput) ([]*conformpb.DopplerSequenceOutput, bool) {
 		r := do(t, &conformpb.DopplerOp{Op: &conformpb.DopplerOp_Sequence{Sequence: &conformpb.DopplerSequence{Inputs: b}}}).GetSequence()
 		return r.GetOutputs(), r != nil
 	})

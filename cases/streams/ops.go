@@ -9,31 +9,9 @@ import (
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
 )
 
-// maxBatchInputs bounds the inputs in one request; every streams input is
-// small, so the count bounds the size too.
-const maxBatchInputs = 256
-
-// batched splits inputs into requests of at most maxBatchInputs, sends each
-// with send and checks that each answer holds one output per input.
-func batched[I, O any](t *cases.T, op string, inputs []I, send func([]I) ([]O, bool)) []O {
-	var outs []O
-	for start := 0; start < len(inputs); start += maxBatchInputs {
-		b := inputs[start:min(start+maxBatchInputs, len(inputs))]
-		o, ok := send(b)
-		if !ok {
-			t.Protocolf("%s answered with the result of another op", op)
-		}
-		if len(o) != len(b) {
-			t.Protocolf("%s: %d inputs, %d outputs", op, len(b), len(o))
-		}
-		outs = append(outs, o...)
-	}
-	return outs
-}
-
 // track feeds each input's arrivals to a fresh tracker of the SUT's.
 func track(t *cases.T, inputs []*conformpb.TrackInput) []*conformpb.TrackOutput {
-	return batched(t, "track", inputs, func(b []*conformpb.TrackInput) ([]*conformpb.TrackOutput, bool) {
+	return cases.Batched(t, "track", inputs, func(b []*conformpb.TrackInput) ([]*conformpb.TrackOutput, bool) {
 		r := t.Do(&conformpb.Request{Op: &conformpb.Request_Track{Track: &conformpb.Track{Inputs: b}}}).GetTrack()
 		return r.GetOutputs(), r != nil
 	})
@@ -41,7 +19,7 @@ func track(t *cases.T, inputs []*conformpb.TrackInput) []*conformpb.TrackOutput 
 
 // driveQueue runs each script on a fresh subscription of the SUT's.
 func driveQueue(t *cases.T, inputs []*conformpb.QueueInput) []*conformpb.QueueOutput {
-	return batched(t, "drive_queue", inputs, func(b []*conformpb.QueueInput) ([]*conformpb.QueueOutput, bool) {
+	return cases.Batched(t, "drive_queue", inputs, func(b []*conformpb.QueueInput) ([]*conformpb.QueueOutput, bool) {
 		r := t.Do(&conformpb.Request{Op: &conformpb.Request_DriveQueue{DriveQueue: &conformpb.DriveQueue{Inputs: b}}}).GetDriveQueue()
 		return r.GetOutputs(), r != nil
 	})
@@ -49,7 +27,7 @@ func driveQueue(t *cases.T, inputs []*conformpb.QueueInput) []*conformpb.QueueOu
 
 // receiveConnections plays each input's connections to the SUT.
 func receiveConnections(t *cases.T, inputs []*conformpb.ConnectionsInput) []*conformpb.ConnectionsOutput {
-	return batched(t, "receive_connections", inputs, func(b []*conformpb.ConnectionsInput) ([]*conformpb.ConnectionsOutput, bool) {
+	return cases.Batched(t, "receive_connections", inputs, func(b []*conformpb.ConnectionsInput) ([]*conformpb.ConnectionsOutput, bool) {
 		r := t.Do(&conformpb.Request{Op: &conformpb.Request_ReceiveConnections{ReceiveConnections: &conformpb.ReceiveConnections{Inputs: b}}}).GetReceiveConnections()
 		return r.GetOutputs(), r != nil
 	})
@@ -58,7 +36,7 @@ func receiveConnections(t *cases.T, inputs []*conformpb.ConnectionsInput) []*con
 // publish runs each input's steps on a fresh runtime of the SUT's, and
 // checks that the answer has one event per step.
 func publish(t *cases.T, inputs []*conformpb.PublishInput) []*conformpb.PublishOutput {
-	outs := batched(t, "publish", inputs, func(b []*conformpb.PublishInput) ([]*conformpb.PublishOutput, bool) {
+	outs := cases.Batched(t, "publish", inputs, func(b []*conformpb.PublishInput) ([]*conformpb.PublishOutput, bool) {
 		r := t.Do(&conformpb.Request{Op: &conformpb.Request_Publish{Publish: &conformpb.Publish{Inputs: b}}}).GetPublish()
 		return r.GetOutputs(), r != nil
 	})
@@ -76,7 +54,7 @@ func readAnnouncements(t *cases.T, payloads [][]byte) []*conformpb.ReadAnnouncem
 	for _, p := range payloads {
 		inputs = append(inputs, &conformpb.ReadAnnouncementInput{StreamInfo: p})
 	}
-	return batched(t, "read_announcements", inputs, func(b []*conformpb.ReadAnnouncementInput) ([]*conformpb.ReadAnnouncementOutput, bool) {
+	return cases.Batched(t, "read_announcements", inputs, func(b []*conformpb.ReadAnnouncementInput) ([]*conformpb.ReadAnnouncementOutput, bool) {
 		r := t.Do(&conformpb.Request{Op: &conformpb.Request_ReadAnnouncements{ReadAnnouncements: &conformpb.ReadAnnouncements{Inputs: b}}}).GetReadAnnouncements()
 		return r.GetOutputs(), r != nil
 	})
@@ -85,7 +63,7 @@ func readAnnouncements(t *cases.T, payloads [][]byte) []*conformpb.ReadAnnouncem
 // matchAnnouncements plays each input's events to the SUT and checks that
 // each event has an answer.
 func matchAnnouncements(t *cases.T, inputs []*conformpb.MatchInput) []*conformpb.MatchOutput {
-	outs := batched(t, "match_announcements", inputs, func(b []*conformpb.MatchInput) ([]*conformpb.MatchOutput, bool) {
+	outs := cases.Batched(t, "match_announcements", inputs, func(b []*conformpb.MatchInput) ([]*conformpb.MatchOutput, bool) {
 		r := t.Do(&conformpb.Request{Op: &conformpb.Request_MatchAnnouncements{MatchAnnouncements: &conformpb.MatchAnnouncements{Inputs: b}}}).GetMatchAnnouncements()
 		return r.GetOutputs(), r != nil
 	})
@@ -99,7 +77,7 @@ func matchAnnouncements(t *cases.T, inputs []*conformpb.MatchInput) []*conformpb
 
 // latency hands each input's samples over and reads the percentiles.
 func latency(t *cases.T, inputs []*conformpb.LatencyInput) []*conformpb.LatencyOutput {
-	return batched(t, "latency", inputs, func(b []*conformpb.LatencyInput) ([]*conformpb.LatencyOutput, bool) {
+	return cases.Batched(t, "latency", inputs, func(b []*conformpb.LatencyInput) ([]*conformpb.LatencyOutput, bool) {
 		r := t.Do(&conformpb.Request{Op: &conformpb.Request_Latency{Latency: &conformpb.Latency{Inputs: b}}}).GetLatency()
 		return r.GetOutputs(), r != nil
 	})

@@ -3,40 +3,7 @@ package tlv
 import (
 	"github.com/conform-suite/conform/cases"
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
-	"google.golang.org/protobuf/proto"
 )
-
-// Batches are bounded by count and by size, so that a request and its answer
-// (which echoes a decoded tree's payloads) stay far below conform.v1's 16 MiB
-// frame ceiling even for the 64 KiB LL vectors.
-const (
-	maxBatchInputs = 256
-	maxBatchBytes  = 2 << 20
-)
-
-// batched splits inputs into requests, sends each with send and checks that
-// each answer holds one output per input.
-func batched[I proto.Message, O any](t *cases.T, op string, inputs []I, send func([]I) ([]O, bool)) []O {
-	var outs []O
-	for start := 0; start < len(inputs); {
-		end, size := start, 0
-		for end < len(inputs) && end-start < maxBatchInputs && (end == start || size+proto.Size(inputs[end]) <= maxBatchBytes) {
-			size += proto.Size(inputs[end])
-			end++
-		}
-		b := inputs[start:end]
-		o, ok := send(b)
-		if !ok {
-			t.Protocolf("tlv %s answered with the result of another op", op)
-		}
-		if len(o) != len(b) {
-			t.Protocolf("tlv %s: %d inputs, %d outputs", op, len(b), len(o))
-		}
-		outs = append(outs, o...)
-		start = end
-	}
-	return outs
-}
 
 // do sends one tlv op and returns its result.
 func do(t *cases.T, op *conformpb.TlvOp) *conformpb.TlvResult {
@@ -49,7 +16,7 @@ func decode(t *cases.T, frames []*conformpb.TlvRope) []*conformpb.TlvDecodeOutpu
 	for _, f := range frames {
 		ins = append(ins, &conformpb.TlvDecodeInput{Frame: f})
 	}
-	return batched(t, "decode", ins, func(b []*conformpb.TlvDecodeInput) ([]*conformpb.TlvDecodeOutput, bool) {
+	return cases.Batched(t, "tlv decode", ins, func(b []*conformpb.TlvDecodeInput) ([]*conformpb.TlvDecodeOutput, bool) {
 		r := do(t, &conformpb.TlvOp{Op: &conformpb.TlvOp_Decode{Decode: &conformpb.TlvDecode{Inputs: b}}}).GetDecode()
 		return r.GetOutputs(), r != nil
 	})
@@ -61,7 +28,7 @@ func encode(t *cases.T, trees []*conformpb.TlvNode) []*conformpb.TlvEncodeOutput
 	for _, n := range trees {
 		ins = append(ins, &conformpb.TlvEncodeInput{Tree: n})
 	}
-	return batched(t, "encode", ins, func(b []*conformpb.TlvEncodeInput) ([]*conformpb.TlvEncodeOutput, bool) {
+	return cases.Batched(t, "tlv encode", ins, func(b []*conformpb.TlvEncodeInput) ([]*conformpb.TlvEncodeOutput, bool) {
 		r := do(t, &conformpb.TlvOp{Op: &conformpb.TlvOp_Encode{Encode: &conformpb.TlvEncode{Inputs: b}}}).GetEncode()
 		return r.GetOutputs(), r != nil
 	})
@@ -72,8 +39,8 @@ func encode(t *cases.T, trees []*conformpb.TlvNode) []*conformpb.TlvEncodeOutput
 // batched by count alone.
 func canonicalize(t *cases.T, paths [][]byte) []*conformpb.TlvCanonicalOutput {
 	var outs []*conformpb.TlvCanonicalOutput
-	for start := 0; start < len(paths); start += maxBatchInputs {
-		b := paths[start:min(start+maxBatchInputs, len(paths))]
+	for start := 0; start < len(paths); start += cases.MaxBatchInputs {
+		b := paths[start:min(start+cases.MaxBatchInputs, len(paths))]
 		r := do(t, &conformpb.TlvOp{Op: &conformpb.TlvOp_Canonicalize{Canonicalize: &conformpb.TlvCanonicalize{Paths: b}}}).GetCanonicalize()
 		if r == nil {
 			t.Protocolf("tlv canonicalize answered with the result of another op")
@@ -88,7 +55,7 @@ func canonicalize(t *cases.T, paths [][]byte) []*conformpb.TlvCanonicalOutput {
 
 // validatePath asks the SUT to check each received PATH payload.
 func validatePath(t *cases.T, payloads []*conformpb.TlvRope) []*conformpb.TlvPathVerdict {
-	return batched(t, "validate_path", payloads, func(b []*conformpb.TlvRope) ([]*conformpb.TlvPathVerdict, bool) {
+	return cases.Batched(t, "tlv validate_path", payloads, func(b []*conformpb.TlvRope) ([]*conformpb.TlvPathVerdict, bool) {
 		r := do(t, &conformpb.TlvOp{Op: &conformpb.TlvOp_ValidatePath{ValidatePath: &conformpb.TlvValidatePath{Payloads: b}}}).GetValidatePath()
 		return r.GetOutputs(), r != nil
 	})
@@ -96,7 +63,7 @@ func validatePath(t *cases.T, payloads []*conformpb.TlvRope) []*conformpb.TlvPat
 
 // edit asks the SUT to apply each input's edits and serialize the results.
 func edit(t *cases.T, ins []*conformpb.TlvEditInput) []*conformpb.TlvEditOutput {
-	return batched(t, "edit", ins, func(b []*conformpb.TlvEditInput) ([]*conformpb.TlvEditOutput, bool) {
+	return cases.Batched(t, "tlv edit", ins, func(b []*conformpb.TlvEditInput) ([]*conformpb.TlvEditOutput, bool) {
 		r := do(t, &conformpb.TlvOp{Op: &conformpb.TlvOp_Edit{Edit: &conformpb.TlvEdit{Inputs: b}}}).GetEdit()
 		return r.GetOutputs(), r != nil
 	})
@@ -104,7 +71,7 @@ func edit(t *cases.T, ins []*conformpb.TlvEditInput) []*conformpb.TlvEditOutput 
 
 // hop asks the SUT to perform one forward hop per input.
 func hop(t *cases.T, ins []*conformpb.TlvHopInput) []*conformpb.TlvHopOutput {
-	return batched(t, "hop", ins, func(b []*conformpb.TlvHopInput) ([]*conformpb.TlvHopOutput, bool) {
+	return cases.Batched(t, "tlv hop", ins, func(b []*conformpb.TlvHopInput) ([]*conformpb.TlvHopOutput, bool) {
 		r := do(t, &conformpb.TlvOp{Op: &conformpb.TlvOp_Hop{Hop: &conformpb.TlvHop{Inputs: b}}}).GetHop()
 		return r.GetOutputs(), r != nil
 	})
@@ -112,7 +79,7 @@ func hop(t *cases.T, ins []*conformpb.TlvHopInput) []*conformpb.TlvHopOutput {
 
 // packPolicy asks the SUT to pack each policy.
 func packPolicy(t *cases.T, ps []*conformpb.TlvPolicy) []*conformpb.TlvPackedPolicy {
-	return batched(t, "pack_policy", ps, func(b []*conformpb.TlvPolicy) ([]*conformpb.TlvPackedPolicy, bool) {
+	return cases.Batched(t, "tlv pack_policy", ps, func(b []*conformpb.TlvPolicy) ([]*conformpb.TlvPackedPolicy, bool) {
 		r := do(t, &conformpb.TlvOp{Op: &conformpb.TlvOp_PackPolicy{PackPolicy: &conformpb.TlvPackPolicy{Policies: b}}}).GetPackPolicy()
 		return r.GetOutputs(), r != nil
 	})
@@ -120,7 +87,7 @@ func packPolicy(t *cases.T, ps []*conformpb.TlvPolicy) []*conformpb.TlvPackedPol
 
 // readPolicy asks the SUT to read each SUBSCRIBER's delivery policy.
 func readPolicy(t *cases.T, subs []*conformpb.TlvRope) []*conformpb.TlvReadPolicyOutput {
-	return batched(t, "read_policy", subs, func(b []*conformpb.TlvRope) ([]*conformpb.TlvReadPolicyOutput, bool) {
+	return cases.Batched(t, "tlv read_policy", subs, func(b []*conformpb.TlvRope) ([]*conformpb.TlvReadPolicyOutput, bool) {
 		r := do(t, &conformpb.TlvOp{Op: &conformpb.TlvOp_ReadPolicy{ReadPolicy: &conformpb.TlvReadPolicy{Subscribers: b}}}).GetReadPolicy()
 		return r.GetOutputs(), r != nil
 	})
@@ -128,7 +95,7 @@ func readPolicy(t *cases.T, subs []*conformpb.TlvRope) []*conformpb.TlvReadPolic
 
 // egress asks the SUT to send each frame with the trailer given.
 func egress(t *cases.T, ins []*conformpb.TlvEgressInput) []*conformpb.TlvEgressOutput {
-	return batched(t, "egress", ins, func(b []*conformpb.TlvEgressInput) ([]*conformpb.TlvEgressOutput, bool) {
+	return cases.Batched(t, "tlv egress", ins, func(b []*conformpb.TlvEgressInput) ([]*conformpb.TlvEgressOutput, bool) {
 		r := do(t, &conformpb.TlvOp{Op: &conformpb.TlvOp_Egress{Egress: &conformpb.TlvEgress{Inputs: b}}}).GetEgress()
 		return r.GetOutputs(), r != nil
 	})
