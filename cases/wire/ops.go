@@ -13,114 +13,44 @@ import (
 	"github.com/conform-suite/conform/ref/wire"
 )
 
-// maxBatchBytes keeps a request well under the conform.v1 frame ceiling.
-const maxBatchBytes = 8 << 20
-
-// maxBatchInputs bounds the inputs in one request.
-const maxBatchInputs = 512
-
-// batches splits inputs into requests that respect both bounds.
-func batches[T any](inputs []T, size func(T) int) [][]T {
-	var out [][]T
-	start, bytes := 0, 0
-	for i, in := range inputs {
-		n := size(in)
-		if i > start && (bytes+n > maxBatchBytes || i-start >= maxBatchInputs) {
-			out = append(out, inputs[start:i])
-			start, bytes = i, 0
-		}
-		bytes += n
-	}
-	if start < len(inputs) {
-		out = append(out, inputs[start:])
-	}
-	return out
-}
-
-func readInputSize(in *conformpb.ReadInput) int {
-	n := 16
-	for _, c := range in.Chunks {
-		n += len(c.Data) + 16
-	}
-	return n
-}
-
 // readFrames sends the inputs to the SUT's frame reader, in batches.
 func readFrames(t *cases.T, inputs []*conformpb.ReadInput) []*conformpb.ReadOutput {
-	var outs []*conformpb.ReadOutput
-	for _, b := range batches(inputs, readInputSize) {
-		resp := t.Do(&conformpb.Request{Op: &conformpb.Request_ReadFrames{ReadFrames: &conformpb.ReadFrames{Inputs: b}}})
-		r := resp.GetReadFrames()
-		if r == nil {
-			t.Protocolf("read_frames answered with %T", resp.Result)
-		}
-		if len(r.Outputs) != len(b) {
-			t.Protocolf("read_frames: %d inputs, %d outputs", len(b), len(r.Outputs))
-		}
-		outs = append(outs, r.Outputs...)
-	}
-	return outs
+	return cases.Batched(t, "read_frames", inputs, func(b []*conformpb.ReadInput) ([]*conformpb.ReadOutput, bool) {
+		r := t.Do(&conformpb.Request{Op: &conformpb.Request_ReadFrames{ReadFrames: &conformpb.ReadFrames{Inputs: b}}}).GetReadFrames()
+		return r.GetOutputs(), r != nil
+	})
 }
 
 // receiveFrames sends the inputs to the SUT's subscriber receive step.
 func receiveFrames(t *cases.T, inputs []*conformpb.ReadInput) []*conformpb.ReceiveOutput {
-	var outs []*conformpb.ReceiveOutput
-	for _, b := range batches(inputs, readInputSize) {
-		resp := t.Do(&conformpb.Request{Op: &conformpb.Request_Receive{Receive: &conformpb.Receive{Inputs: b}}})
-		r := resp.GetReceive()
-		if r == nil {
-			t.Protocolf("receive answered with %T", resp.Result)
-		}
-		if len(r.Outputs) != len(b) {
-			t.Protocolf("receive: %d inputs, %d outputs", len(b), len(r.Outputs))
-		}
-		outs = append(outs, r.Outputs...)
-	}
-	return outs
+	return cases.Batched(t, "receive", inputs, func(b []*conformpb.ReadInput) ([]*conformpb.ReceiveOutput, bool) {
+		r := t.Do(&conformpb.Request{Op: &conformpb.Request_Receive{Receive: &conformpb.Receive{Inputs: b}}}).GetReceive()
+		return r.GetOutputs(), r != nil
+	})
 }
 
 // writeFrames sends the inputs to the SUT's frame writer.
 func writeFrames(t *cases.T, inputs []*conformpb.WriteInput) []*conformpb.WriteOutput {
-	var outs []*conformpb.WriteOutput
-	size := func(in *conformpb.WriteInput) int { return len(in.GetPayload().GetData()) + 32 }
-	for _, b := range batches(inputs, size) {
-		resp := t.Do(&conformpb.Request{Op: &conformpb.Request_WriteFrames{WriteFrames: &conformpb.WriteFrames{Inputs: b}}})
-		r := resp.GetWriteFrames()
-		if r == nil {
-			t.Protocolf("write_frames answered with %T", resp.Result)
-		}
-		if len(r.Outputs) != len(b) {
-			t.Protocolf("write_frames: %d inputs, %d outputs", len(b), len(r.Outputs))
-		}
-		outs = append(outs, r.Outputs...)
-	}
-	return outs
+	return cases.Batched(t, "write_frames", inputs, func(b []*conformpb.WriteInput) ([]*conformpb.WriteOutput, bool) {
+		r := t.Do(&conformpb.Request{Op: &conformpb.Request_WriteFrames{WriteFrames: &conformpb.WriteFrames{Inputs: b}}}).GetWriteFrames()
+		return r.GetOutputs(), r != nil
+	})
 }
 
 // decodeMessages asks the SUT to decode each payload.
 func decodeMessages(t *cases.T, inputs []*conformpb.DecodeInput) []*conformpb.DecodeOutput {
-	resp := t.Do(&conformpb.Request{Op: &conformpb.Request_Decode{Decode: &conformpb.Decode{Inputs: inputs}}})
-	r := resp.GetDecode()
-	if r == nil {
-		t.Protocolf("decode answered with %T", resp.Result)
-	}
-	if len(r.Outputs) != len(inputs) {
-		t.Protocolf("decode: %d inputs, %d outputs", len(inputs), len(r.Outputs))
-	}
-	return r.Outputs
+	return cases.Batched(t, "decode", inputs, func(b []*conformpb.DecodeInput) ([]*conformpb.DecodeOutput, bool) {
+		r := t.Do(&conformpb.Request{Op: &conformpb.Request_Decode{Decode: &conformpb.Decode{Inputs: b}}}).GetDecode()
+		return r.GetOutputs(), r != nil
+	})
 }
 
 // encodeMessages asks the SUT to encode each message.
 func encodeMessages(t *cases.T, inputs []*conformpb.EncodeInput) []*conformpb.EncodeOutput {
-	resp := t.Do(&conformpb.Request{Op: &conformpb.Request_Encode{Encode: &conformpb.Encode{Inputs: inputs}}})
-	r := resp.GetEncode()
-	if r == nil {
-		t.Protocolf("encode answered with %T", resp.Result)
-	}
-	if len(r.Outputs) != len(inputs) {
-		t.Protocolf("encode: %d inputs, %d outputs", len(inputs), len(r.Outputs))
-	}
-	return r.Outputs
+	return cases.Batched(t, "encode", inputs, func(b []*conformpb.EncodeInput) ([]*conformpb.EncodeOutput, bool) {
+		r := t.Do(&conformpb.Request{Op: &conformpb.Request_Encode{Encode: &conformpb.Encode{Inputs: b}}}).GetEncode()
+		return r.GetOutputs(), r != nil
+	})
 }
 
 // input builds a ReadInput from chunks.
