@@ -93,9 +93,55 @@ type T struct {
 	hello *conformpb.Hello
 	rand  *rand.Rand
 
+	env *Env
+
 	evidence []reports.Evidence
 	notes    []string
 }
+
+// Env is what live cases need beyond the SUT's conform.v1 session: the
+// broker, the device observed without a shim, the node to launch. The runner
+// builds one per run from conform run's flags; a case reads it through T.Env.
+type Env struct {
+	// Broker returns the URL (nats://host:port) of the NATS server the
+	// doppler-nats cases use: the one --nats-url names, or the embedded
+	// server, started on first use and shut down with the run. Nil when the
+	// run has no broker; Env.BrokerURL then fails the case as a harness error.
+	Broker func(ctx context.Context) (string, error)
+	// Peer is the tcp://host:port of a device observed with no shim
+	// (conform run --peer), or empty.
+	Peer string
+	// NodeCommand launches the SUT as a control-plane node (--node-cmd, else
+	// the Hello's node_command), or is empty.
+	NodeCommand []string
+	// Self runs this conform binary, for cases that start a helper process.
+	Self []string
+}
+
+// BrokerURL returns the URL of the run's NATS server, ending the case as a
+// harness error when the run has none or it cannot be started.
+func (t *T) BrokerURL() string {
+	if t.env == nil || t.env.Broker == nil {
+		panic(&Abort{Outcome: reports.Error, Kind: "harness", Message: "this case needs a NATS server and the run has none (conform run starts one unless --nats-url names one)"})
+	}
+	u, err := t.env.Broker(t.ctx)
+	if err != nil {
+		panic(&Abort{Outcome: reports.Error, Kind: "harness", Message: "starting the NATS server: " + err.Error()})
+	}
+	return u
+}
+
+// Env returns the run's environment; never nil.
+func (t *T) Env() *Env {
+	if t.env == nil {
+		return &Env{}
+	}
+	return t.env
+}
+
+// UseEnv gives the case the run's environment. The runner calls it before
+// the case runs.
+func (t *T) UseEnv(e *Env) { t.env = e }
 
 // DoFunc performs one request on the SUT. It returns the response only when
 // the SUT answered with the op's result; otherwise it returns an *Abort.

@@ -211,3 +211,41 @@ func (l logger) Fatalf(format string, v ...any)  { l("[FTL] "+format, v...) }
 func (l logger) Errorf(format string, v ...any)  { l("[ERR] "+format, v...) }
 func (l logger) Debugf(format string, v ...any)  { l("[DBG] "+format, v...) }
 func (l logger) Tracef(format string, v ...any)  { l("[TRC] "+format, v...) }
+
+// Lazy is a server started on first use: a run where only some cases need a
+// broker starts none when those cases are not selected. Its methods are safe
+// for concurrent use.
+type Lazy struct {
+	opts Options
+	mu   sync.Mutex
+	srv  *Server
+	err  error
+}
+
+// NewLazy returns a Lazy that starts a server with o when first asked.
+func NewLazy(o Options) *Lazy { return &Lazy{opts: o} }
+
+// URL starts the server if it is not running and returns its client URL. A
+// failed start is remembered: every later call returns the same error rather
+// than retrying for each case.
+func (l *Lazy) URL(ctx context.Context) (string, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.srv == nil && l.err == nil {
+		l.srv, l.err = Start(ctx, l.opts)
+	}
+	if l.err != nil {
+		return "", l.err
+	}
+	return l.srv.URL(), nil
+}
+
+// Shutdown stops the server if it was started.
+func (l *Lazy) Shutdown() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.srv != nil {
+		l.srv.Shutdown()
+		l.srv = nil
+	}
+}

@@ -7,4 +7,4 @@
 // go generate ./proto/...
 package proto
 
-//go:generate protoc --go_out=. --go_opt=module=github.com/conform-suite/conform/proto -I . ranvier/message/v1/message.proto ranvier/control/v1/control.proto conform/v1/conform.proto conform/v1/tlv.proto conform/v1/doppler.proto
+//go:generate protoc --go_out=. --go_opt=module=github.com/conform-suite/conform/proto -I . ranvier/message/v1/message.proto ranvier/control/v1/control.proto conform/v1/conform.proto conform/v1/tlv.proto conform/v1/doppler.proto conform/v1/live.proto conform/v1/control.proto conform/v1/graph.proto

@@ -47,6 +47,9 @@ type Config struct {
 	// Corpus names the vectors, with their digest.
 	Corpus  string
 	Version string
+	// Env is what live cases need beyond the SUT (a broker, a peer, a node
+	// command); nil for a run of codec cases alone.
+	Env *cases.Env
 	// Progress, if set, is called after each case.
 	Progress func(reports.CaseResult)
 }
@@ -218,6 +221,7 @@ func runCase(ctx context.Context, cfg Config, hello *conformpb.Hello, c cases.Ca
 		return resp, nil
 	}
 	t := cases.NewT(ctx, hello, CaseSeed(cfg.Seed, c.ID), do)
+	t.UseEnv(cfg.Env)
 	res = result(c, reports.Pass, "", "")
 	defer func() {
 		res.DurationSec = time.Since(start).Seconds()

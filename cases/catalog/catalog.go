@@ -8,6 +8,8 @@ import (
 
 	"github.com/conform-suite/conform/cases"
 	"github.com/conform-suite/conform/cases/doppler"
+	graphcases "github.com/conform-suite/conform/cases/graph"
+	"github.com/conform-suite/conform/cases/live"
 	"github.com/conform-suite/conform/cases/streams"
 	tlvcases "github.com/conform-suite/conform/cases/tlv"
 	"github.com/conform-suite/conform/cases/wire"
@@ -86,6 +88,9 @@ func Load() (*Catalogue, error) {
 		}
 		c.Vectors[v.ID] = Vector{ID: v.ID, Spec: v.Spec, Title: v.Title, Input: in}
 	}
+
+	c.Cases = append(c.Cases, live.Catalogue()...)
+	c.Cases = append(c.Cases, graphcases.Catalogue()...)
 
 	if err := cases.Check(c.Cases); err != nil {
 		return nil, err

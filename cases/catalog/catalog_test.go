@@ -1,14 +1,16 @@
 package catalog_test
 
 import (
-	"bufio"
 	"context"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/conform-suite/conform/cases"
 	"github.com/conform-suite/conform/cases/catalog"
+	"github.com/conform-suite/conform/natsserver"
 	"github.com/conform-suite/conform/reports"
 	"github.com/conform-suite/conform/runner"
 	"github.com/conform-suite/conform/sut/builtin"
@@ -46,28 +48,33 @@ func TestEveryVectorIsUsed(t *testing.T) {
 }
 
 // TestCaseIDsAreStable holds every case ID ever shipped (testdata/
-// shipped-ids.txt). An ID may leave the catalogue only by being listed in
+// shipped-ids*.txt, a file per suite or piece of work so that parallel work
+// never edits one file). An ID may leave the catalogue only by being listed in
 // catalog.Retired, and a retired ID is never reused. A new case's ID is
-// appended to the file, so that it is held from then on.
+// appended to one of the files, so that it is held from then on.
 func TestCaseIDsAreStable(t *testing.T) {
 	cat := load(t)
-	f, err := os.Open("testdata/shipped-ids.txt")
-	if err != nil {
-		t.Fatal(err)
+	files, err := filepath.Glob("testdata/shipped-ids*.txt")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no testdata/shipped-ids*.txt: %v", err)
 	}
-	defer f.Close()
 	shipped := map[string]bool{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if id := strings.TrimSpace(sc.Text()); id != "" && !strings.HasPrefix(id, "#") {
-			shipped[id] = true
+	for _, name := range files {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if id := strings.TrimSpace(line); id != "" && !strings.HasPrefix(id, "#") {
+				shipped[id] = true
+			}
 		}
 	}
 	current := map[string]bool{}
 	for _, c := range cat.Cases {
 		current[c.ID] = true
 		if !shipped[c.ID] {
-			t.Errorf("case %s is not in testdata/shipped-ids.txt: append it, so that its ID is held from now on", c.ID)
+			t.Errorf("case %s is not in testdata/shipped-ids*.txt: append it, so that its ID is held from now on", c.ID)
 		}
 		if _, retired := catalog.Retired[c.ID]; retired {
 			t.Errorf("case %s reuses a retired ID", c.ID)
@@ -93,13 +100,22 @@ func TestLevelsAndSections(t *testing.T) {
 
 // TestMutationTable proves the suite's power over the in-process carrier:
 // the reference passes every case, and each mutant fails at least one MUST
-// case of its own suite.
+// case of its own suite. A mutant swaps parts of its own suite only, so it is
+// run against that suite's cases; the reference's full run shows the other
+// suites unaffected by construction.
 func TestMutationTable(t *testing.T) {
 	cat := load(t)
-	run := func(spec string, im *impl.Impl) *reports.Record {
-		return runner.Run(context.Background(), runner.Config{Spec: spec, Client: builtin.New(spec, im), Cases: cat.Cases, Seed: 1})
+	broker := natsserver.NewLazy(natsserver.Options{})
+	t.Cleanup(broker.Shutdown)
+	env := &cases.Env{Broker: broker.URL}
+	run := func(spec string, im *impl.Impl, cs []cases.Case) *reports.Record {
+		return runner.Run(context.Background(), runner.Config{Spec: spec, Client: builtin.New(spec, im), Cases: cs, Seed: 1, Env: env})
 	}
-	ref := run("builtin:reference", impl.Reference())
+	bySuite := map[string][]cases.Case{}
+	for _, c := range cat.Cases {
+		bySuite[c.Suite()] = append(bySuite[c.Suite()], c)
+	}
+	ref := run("builtin:reference", impl.Reference(), cat.Cases)
 	for _, c := range ref.Cases {
 		if c.Outcome != reports.Pass && c.Outcome != reports.Info {
 			t.Errorf("reference: %s is %s: %s %v", c.ID, c.Outcome, c.Message, c.Evidence)
@@ -110,7 +126,8 @@ func TestMutationTable(t *testing.T) {
 	}
 	for _, m := range mutant.All() {
 		t.Run(m.Name, func(t *testing.T) {
-			rec := run("builtin:mutant/"+m.Name, m.Impl())
+			t.Parallel()
+			rec := run("builtin:mutant/"+m.Name, m.Impl(), bySuite[m.Suite])
 			var caught []string
 			for _, c := range rec.Cases {
 				if c.Level == reports.MUST && c.Outcome == reports.Fail && reports.SuiteOf(c.ID) == m.Suite {

@@ -55,6 +55,8 @@ func commands() []command {
 		{name: "faults", summary: "list the fault SUTs: name, suite, bug", run: cmdFaults},
 		{name: "baseline", summary: "print a baseline of the cases a record failed", run: cmdBaseline},
 		{name: "diff", summary: "compare two records: regressions and fixes", run: cmdDiff},
+		{name: "fuzz", summary: "fuzz a SUT against the reference: findings minimised, deduplicated, replayable", run: cmdFuzz},
+		{name: "replay", summary: "rerun one fuzz finding against a SUT: exit 1 when it reproduces", run: cmdReplay},
 		{name: "selftest", summary: "run the reference and every mutant and print the mutation table", run: cmdSelftest},
 		{name: "version", summary: "print conform's version", run: cmdVersion},
 		{name: "fault", summary: "serve one fault SUT on stdio", run: cmdFault, hidden: true},

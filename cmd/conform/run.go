@@ -9,12 +9,17 @@ import (
 	"os"
 	"time"
 
+	"net/url"
+
+	"github.com/conform-suite/conform/cases"
 	"github.com/conform-suite/conform/cases/catalog"
+	"github.com/conform-suite/conform/natsserver"
 	"github.com/conform-suite/conform/reports"
 	"github.com/conform-suite/conform/runner"
 	"github.com/conform-suite/conform/sut"
 	"github.com/conform-suite/conform/sut/dial"
 	"github.com/conform-suite/conform/sut/impl"
+	"github.com/conform-suite/conform/sut/observe"
 )
 
 // DefaultSeed seeds every random choice a case makes unless --seed is given.
@@ -37,6 +42,9 @@ func cmdRun(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	baselinePath := fs.String("baseline", "", "a file of known failures: exit 0 when only those fail")
 	strictBaseline := fs.Bool("strict-baseline", false, "with --baseline, also fail on unexpected passes and stale or expired entries")
 	verbose := fs.Bool("v", false, "print every case, passes included")
+	natsURL := fs.String("nats-url", "", "the NATS server live doppler cases use (nats://host:port); without it conform starts one embedded on loopback when a selected case needs it")
+	peer := fs.String("peer", "", "observe a device with no shim: a Ranvier publisher at tcp://host:port that conform dials as subscriber (with --profile ranvier-publisher)")
+	nodeCmd := fs.String("node-cmd", "", "the command that starts the SUT as a Ranvier control-plane node, launched with RANVIER_* set (overrides the Hello's node_command)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return flagExit(err)
@@ -45,10 +53,21 @@ func cmdRun(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		fmt.Fprintf(stderr, "conform run: unexpected argument %q\n", pos[0])
 		return exitUsage
 	}
-	if *spec == "" {
-		fmt.Fprintln(stderr, "conform run: --sut is required (try --sut builtin:reference)")
+	observed := *spec == "" && (*peer != "" || *nodeCmd != "")
+	if *spec == "" && !observed {
+		fmt.Fprintln(stderr, "conform run: --sut is required (try --sut builtin:reference), or --peer/--node-cmd to observe a device with no shim")
 		return exitUsage
 	}
+	if observed && len(profiles) == 0 {
+		fmt.Fprintln(stderr, "conform run: observing a device needs --profile (ranvier-publisher with --peer, ranvier-node with --node-cmd)")
+		return exitUsage
+	}
+	env, err := runEnv(*natsURL, *peer, *nodeCmd)
+	if err != nil {
+		fmt.Fprintf(stderr, "conform run: %v\n", err)
+		return exitUsage
+	}
+	defer env.close()
 	var baseline *reports.Baseline
 	if *baselinePath != "" {
 		b, err := reports.ReadBaseline(*baselinePath)
@@ -73,7 +92,13 @@ func cmdRun(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		return exitUsage
 	}
 
-	client, err := dial.Open(ctx, *spec, dial.Options{Self: self(), HelloTimeout: *timeout})
+	var client sut.Client
+	if observed {
+		client = observe.New(observedCarrier(*peer, *nodeCmd), profiles, env.NodeCommand)
+		*spec = observedCarrier(*peer, *nodeCmd)
+	} else {
+		client, err = dial.Open(ctx, *spec, dial.Options{Self: self(), HelloTimeout: *timeout})
+	}
 	var usageErr *dial.UsageError
 	if errors.As(err, &usageErr) {
 		fmt.Fprintf(stderr, "conform run: %v\n", err)
@@ -82,7 +107,7 @@ func cmdRun(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	cfg := runner.Config{
 		Spec: *spec, Client: client, Cases: selected, Profiles: profiles, CaseGlobs: globs,
 		Seed: *seed, Strict: *strict, Timeout: *timeout, MaxTimeouts: *maxTimeouts,
-		Corpus: cat.Corpus, Version: impl.Version(),
+		Corpus: cat.Corpus, Version: impl.Version(), Env: env.Env,
 	}
 	if err != nil {
 		// The SUT never said Hello: every selected case is recorded as an
@@ -95,6 +120,9 @@ func cmdRun(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		cfg.Client = nil
 	} else {
 		defer client.Close()
+		if len(env.NodeCommand) == 0 {
+			env.NodeCommand = client.Hello().GetNodeCommand()
+		}
 	}
 	if isTerminal(stderr) {
 		cfg.Progress = progressLine(stderr, len(selected))
@@ -121,6 +149,52 @@ func cmdRun(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		reports.WriteBaselineText(stdout, *rec.Baseline)
 	}
 	return rec.ExitCode
+}
+
+// runEnvironment is a run's cases.Env and what must be released after it.
+type runEnvironment struct {
+	*cases.Env
+	close func()
+}
+
+// runEnv builds the environment live cases run in from conform run's flags.
+// The embedded broker is started only when a case first asks for it.
+func runEnv(natsURL, peer, nodeCmd string) (runEnvironment, error) {
+	env := runEnvironment{Env: &cases.Env{Self: self()}, close: func() {}}
+	if natsURL != "" {
+		u, err := url.Parse(natsURL)
+		if err != nil || u.Scheme != "nats" || u.Host == "" || u.Port() == "" {
+			return env, fmt.Errorf("--nats-url %q: want nats://host:port", natsURL)
+		}
+		env.Broker = func(context.Context) (string, error) { return "nats://" + u.Host, nil }
+	} else {
+		lazy := natsserver.NewLazy(natsserver.Options{})
+		env.Broker = lazy.URL
+		env.close = lazy.Shutdown
+	}
+	if peer != "" {
+		u, err := url.Parse(peer)
+		if err != nil || u.Scheme != "tcp" || u.Host == "" || u.Port() == "" {
+			return env, fmt.Errorf("--peer %q: want tcp://host:port", peer)
+		}
+		env.Peer = peer
+	}
+	if nodeCmd != "" {
+		argv, err := dial.SplitCommand(nodeCmd)
+		if err != nil || len(argv) == 0 {
+			return env, fmt.Errorf("--node-cmd %q: not a command line: %v", nodeCmd, err)
+		}
+		env.NodeCommand = argv
+	}
+	return env, nil
+}
+
+// observedCarrier names an observed device for the record.
+func observedCarrier(peer, nodeCmd string) string {
+	if peer != "" {
+		return "peer " + peer
+	}
+	return "node-cmd " + nodeCmd
 }
 
 // writeRecord writes each rendering of rec that was asked for. Every file is

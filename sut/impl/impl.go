@@ -71,9 +71,16 @@ type Impl struct {
 	// NewLatency returns a fresh latency meter.
 	NewLatency func() LatencyMeter
 
-	// TLV and Doppler are those suites' parts (tlvops.go, dopplerops.go).
-	TLV     TLVParts
-	Doppler DopplerParts
+	// The other suites' parts, each in the file named for its ops.
+	TLV     TLVParts     // tlvops.go
+	Doppler DopplerParts // dopplerops.go
+	Live    LiveParts    // liveops.go
+	Control ControlParts // controlops.go
+	Graph   GraphParts   // graphops.go
+
+	// NodeCommand is the Hello's node_command: how conform launches this
+	// implementation as a control-plane node. Empty when it is not one.
+	NodeCommand []string
 }
 
 // Reference returns the reference implementation's parts.
@@ -109,6 +116,9 @@ func Reference() *Impl {
 	}
 	im.TLV = referenceTLV(im)
 	im.Doppler = referenceDoppler(im)
+	im.Live = referenceLive(im)
+	im.Control = referenceControl(im)
+	im.Graph = referenceGraph(im)
 	return im
 }
 
@@ -128,6 +138,7 @@ func (im *Impl) Hello() *conformpb.Hello {
 		Language:       "go",
 		Profiles:       im.Profiles,
 		Bounds:         &conformpb.Bounds{TlvMaxDepth: uint32(max(im.TLV.MaxDepth, 0))},
+		NodeCommand:    im.NodeCommand,
 	}
 }
 
@@ -182,6 +193,18 @@ func (im *Impl) Handle(ctx context.Context, req *conformpb.Request) (resp *confo
 		var r *conformpb.DopplerResult
 		r, err = im.doppler(ctx, op.Doppler)
 		resp.Result = &conformpb.Response_Doppler{Doppler: r}
+	case *conformpb.Request_Live:
+		var r *conformpb.LiveResult
+		r, err = im.live(ctx, op.Live)
+		resp.Result = &conformpb.Response_Live{Live: r}
+	case *conformpb.Request_Control:
+		var r *conformpb.ControlResult
+		r, err = im.control(ctx, op.Control)
+		resp.Result = &conformpb.Response_Control{Control: r}
+	case *conformpb.Request_Graph:
+		var r *conformpb.GraphResult
+		r, err = im.graph(ctx, op.Graph)
+		resp.Result = &conformpb.Response_Graph{Graph: r}
 	default:
 		resp.Result = &conformpb.Response_Unimplemented{Unimplemented: &conformpb.Unimplemented{
 			Detail: fmt.Sprintf("op %T is not implemented by %s", req.Op, im.Name)}}

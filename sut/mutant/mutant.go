@@ -33,7 +33,7 @@ func (m Mutant) Impl() *impl.Impl {
 // All returns every mutant, sorted by suite and name.
 func All() []Mutant {
 	var all []Mutant
-	for _, suite := range [][]Mutant{wireMutants, streamsMutants, tlvMutants, dopplerMutants} {
+	for _, suite := range [][]Mutant{wireMutants, streamsMutants, tlvMutants, dopplerMutants, liveMutants, controlMutants, graphMutants} {
 		all = append(all, suite...)
 	}
 	sort.Slice(all, func(i, j int) bool {

@@ -285,7 +285,12 @@ type Hello struct {
 	// a profile not listed here are skipped.
 	Profiles []string `protobuf:"bytes,4,rep,name=profiles,proto3" json:"profiles,omitempty"`
 	// Resource bounds the SUT declares; cases that probe a bound use these.
-	Bounds        *Bounds `protobuf:"bytes,5,opt,name=bounds,proto3" json:"bounds,omitempty"`
+	Bounds *Bounds `protobuf:"bytes,5,opt,name=bounds,proto3" json:"bounds,omitempty"`
+	// The command conform launches, as a Ranvier runtime would, to test the
+	// SUT as a control-plane node (profile "ranvier-node"): argv, with the
+	// RANVIER_* variables set in its environment. Empty when the SUT is not a
+	// node; conform run --node-cmd overrides it.
+	NodeCommand   []string `protobuf:"bytes,6,rep,name=node_command,json=nodeCommand,proto3" json:"node_command,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -355,6 +360,13 @@ func (x *Hello) GetBounds() *Bounds {
 	return nil
 }
 
+func (x *Hello) GetNodeCommand() []string {
+	if x != nil {
+		return x.NodeCommand
+	}
+	return nil
+}
+
 type Bounds struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The TLV nesting depth the decoder supports (libtracer); 0 means unstated.
@@ -420,6 +432,9 @@ type Request struct {
 	//	*Request_Latency
 	//	*Request_Tlv
 	//	*Request_Doppler
+	//	*Request_Live
+	//	*Request_Control
+	//	*Request_Graph
 	Op            isRequest_Op `protobuf_oneof:"op"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -595,6 +610,33 @@ func (x *Request) GetDoppler() *DopplerOp {
 	return nil
 }
 
+func (x *Request) GetLive() *LiveOp {
+	if x != nil {
+		if x, ok := x.Op.(*Request_Live); ok {
+			return x.Live
+		}
+	}
+	return nil
+}
+
+func (x *Request) GetControl() *ControlOp {
+	if x != nil {
+		if x, ok := x.Op.(*Request_Control); ok {
+			return x.Control
+		}
+	}
+	return nil
+}
+
+func (x *Request) GetGraph() *GraphOp {
+	if x != nil {
+		if x, ok := x.Op.(*Request_Graph); ok {
+			return x.Graph
+		}
+	}
+	return nil
+}
+
 type isRequest_Op interface {
 	isRequest_Op()
 }
@@ -658,6 +700,20 @@ type Request_Doppler struct {
 	Doppler *DopplerOp `protobuf:"bytes,40,opt,name=doppler,proto3,oneof"`
 }
 
+type Request_Live struct {
+	// Live Ranvier, data plane (live.proto) and control plane (control.proto).
+	Live *LiveOp `protobuf:"bytes,50,opt,name=live,proto3,oneof"`
+}
+
+type Request_Control struct {
+	Control *ControlOp `protobuf:"bytes,51,opt,name=control,proto3,oneof"`
+}
+
+type Request_Graph struct {
+	// The libtracer graph model (graph.proto).
+	Graph *GraphOp `protobuf:"bytes,60,opt,name=graph,proto3,oneof"`
+}
+
 func (*Request_ReadFrames) isRequest_Op() {}
 
 func (*Request_WriteFrames) isRequest_Op() {}
@@ -686,6 +742,12 @@ func (*Request_Tlv) isRequest_Op() {}
 
 func (*Request_Doppler) isRequest_Op() {}
 
+func (*Request_Live) isRequest_Op() {}
+
+func (*Request_Control) isRequest_Op() {}
+
+func (*Request_Graph) isRequest_Op() {}
+
 type Response struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Id    uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -707,6 +769,9 @@ type Response struct {
 	//	*Response_Latency
 	//	*Response_Tlv
 	//	*Response_Doppler
+	//	*Response_Live
+	//	*Response_Control
+	//	*Response_Graph
 	Result        isResponse_Result `protobuf_oneof:"result"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -900,6 +965,33 @@ func (x *Response) GetDoppler() *DopplerResult {
 	return nil
 }
 
+func (x *Response) GetLive() *LiveResult {
+	if x != nil {
+		if x, ok := x.Result.(*Response_Live); ok {
+			return x.Live
+		}
+	}
+	return nil
+}
+
+func (x *Response) GetControl() *ControlResult {
+	if x != nil {
+		if x, ok := x.Result.(*Response_Control); ok {
+			return x.Control
+		}
+	}
+	return nil
+}
+
+func (x *Response) GetGraph() *GraphResult {
+	if x != nil {
+		if x, ok := x.Result.(*Response_Graph); ok {
+			return x.Graph
+		}
+	}
+	return nil
+}
+
 type isResponse_Result interface {
 	isResponse_Result()
 }
@@ -970,6 +1062,18 @@ type Response_Doppler struct {
 	Doppler *DopplerResult `protobuf:"bytes,40,opt,name=doppler,proto3,oneof"`
 }
 
+type Response_Live struct {
+	Live *LiveResult `protobuf:"bytes,50,opt,name=live,proto3,oneof"`
+}
+
+type Response_Control struct {
+	Control *ControlResult `protobuf:"bytes,51,opt,name=control,proto3,oneof"`
+}
+
+type Response_Graph struct {
+	Graph *GraphResult `protobuf:"bytes,60,opt,name=graph,proto3,oneof"`
+}
+
 func (*Response_Unimplemented) isResponse_Result() {}
 
 func (*Response_Error) isResponse_Result() {}
@@ -1001,6 +1105,12 @@ func (*Response_Latency) isResponse_Result() {}
 func (*Response_Tlv) isResponse_Result() {}
 
 func (*Response_Doppler) isResponse_Result() {}
+
+func (*Response_Live) isResponse_Result() {}
+
+func (*Response_Control) isResponse_Result() {}
+
+func (*Response_Graph) isResponse_Result() {}
 
 type Unimplemented struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -5544,15 +5654,16 @@ var File_conform_v1_conform_proto protoreflect.FileDescriptor
 const file_conform_v1_conform_proto_rawDesc = "" +
 	"\n" +
 	"\x18conform/v1/conform.proto\x12\n" +
-	"conform.v1\x1a\x14conform/v1/tlv.proto\x1a\x18conform/v1/doppler.proto\"\xad\x01\n" +
+	"conform.v1\x1a\x14conform/v1/tlv.proto\x1a\x18conform/v1/doppler.proto\x1a\x15conform/v1/live.proto\x1a\x18conform/v1/control.proto\x1a\x16conform/v1/graph.proto\"\xd0\x01\n" +
 	"\x05Hello\x12&\n" +
 	"\x0eimplementation\x18\x01 \x01(\tR\x0eimplementation\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x1a\n" +
 	"\blanguage\x18\x03 \x01(\tR\blanguage\x12\x1a\n" +
 	"\bprofiles\x18\x04 \x03(\tR\bprofiles\x12*\n" +
-	"\x06bounds\x18\x05 \x01(\v2\x12.conform.v1.BoundsR\x06bounds\",\n" +
+	"\x06bounds\x18\x05 \x01(\v2\x12.conform.v1.BoundsR\x06bounds\x12!\n" +
+	"\fnode_command\x18\x06 \x03(\tR\vnodeCommand\",\n" +
 	"\x06Bounds\x12\"\n" +
-	"\rtlv_max_depth\x18\x01 \x01(\rR\vtlvMaxDepth\"\xbd\x06\n" +
+	"\rtlv_max_depth\x18\x01 \x01(\rR\vtlvMaxDepth\"\xc7\a\n" +
 	"\aRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x129\n" +
 	"\vread_frames\x18\n" +
@@ -5571,8 +5682,11 @@ const file_conform_v1_conform_proto_rawDesc = "" +
 	"\x13match_announcements\x18\x19 \x01(\v2\x1e.conform.v1.MatchAnnouncementsH\x00R\x12matchAnnouncements\x12/\n" +
 	"\alatency\x18\x1a \x01(\v2\x13.conform.v1.LatencyH\x00R\alatency\x12%\n" +
 	"\x03tlv\x18\x1e \x01(\v2\x11.conform.v1.TlvOpH\x00R\x03tlv\x121\n" +
-	"\adoppler\x18( \x01(\v2\x15.conform.v1.DopplerOpH\x00R\adopplerB\x04\n" +
-	"\x02op\"\x80\b\n" +
+	"\adoppler\x18( \x01(\v2\x15.conform.v1.DopplerOpH\x00R\adoppler\x12(\n" +
+	"\x04live\x182 \x01(\v2\x12.conform.v1.LiveOpH\x00R\x04live\x121\n" +
+	"\acontrol\x183 \x01(\v2\x15.conform.v1.ControlOpH\x00R\acontrol\x12+\n" +
+	"\x05graph\x18< \x01(\v2\x13.conform.v1.GraphOpH\x00R\x05graphB\x04\n" +
+	"\x02op\"\x96\t\n" +
 	"\bResponse\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12A\n" +
 	"\runimplemented\x18\x02 \x01(\v2\x19.conform.v1.UnimplementedH\x00R\runimplemented\x12)\n" +
@@ -5593,7 +5707,10 @@ const file_conform_v1_conform_proto_rawDesc = "" +
 	"\x13match_announcements\x18\x19 \x01(\v2$.conform.v1.MatchAnnouncementsResultH\x00R\x12matchAnnouncements\x125\n" +
 	"\alatency\x18\x1a \x01(\v2\x19.conform.v1.LatencyResultH\x00R\alatency\x12)\n" +
 	"\x03tlv\x18\x1e \x01(\v2\x15.conform.v1.TlvResultH\x00R\x03tlv\x125\n" +
-	"\adoppler\x18( \x01(\v2\x19.conform.v1.DopplerResultH\x00R\adopplerB\b\n" +
+	"\adoppler\x18( \x01(\v2\x19.conform.v1.DopplerResultH\x00R\adoppler\x12,\n" +
+	"\x04live\x182 \x01(\v2\x16.conform.v1.LiveResultH\x00R\x04live\x125\n" +
+	"\acontrol\x183 \x01(\v2\x19.conform.v1.ControlResultH\x00R\acontrol\x12/\n" +
+	"\x05graph\x18< \x01(\v2\x17.conform.v1.GraphResultH\x00R\x05graphB\b\n" +
 	"\x06result\"'\n" +
 	"\rUnimplemented\x12\x16\n" +
 	"\x06detail\x18\x01 \x01(\tR\x06detail\"!\n" +
@@ -6039,113 +6156,125 @@ var file_conform_v1_conform_proto_goTypes = []any{
 	(*LatencyOutput)(nil),            // 84: conform.v1.LatencyOutput
 	(*TlvOp)(nil),                    // 85: conform.v1.TlvOp
 	(*DopplerOp)(nil),                // 86: conform.v1.DopplerOp
-	(*TlvResult)(nil),                // 87: conform.v1.TlvResult
-	(*DopplerResult)(nil),            // 88: conform.v1.DopplerResult
+	(*LiveOp)(nil),                   // 87: conform.v1.LiveOp
+	(*ControlOp)(nil),                // 88: conform.v1.ControlOp
+	(*GraphOp)(nil),                  // 89: conform.v1.GraphOp
+	(*TlvResult)(nil),                // 90: conform.v1.TlvResult
+	(*DopplerResult)(nil),            // 91: conform.v1.DopplerResult
+	(*LiveResult)(nil),               // 92: conform.v1.LiveResult
+	(*ControlResult)(nil),            // 93: conform.v1.ControlResult
+	(*GraphResult)(nil),              // 94: conform.v1.GraphResult
 }
 var file_conform_v1_conform_proto_depIdxs = []int32{
-	5,  // 0: conform.v1.Hello.bounds:type_name -> conform.v1.Bounds
-	13, // 1: conform.v1.Request.read_frames:type_name -> conform.v1.ReadFrames
-	18, // 2: conform.v1.Request.write_frames:type_name -> conform.v1.WriteFrames
-	22, // 3: conform.v1.Request.receive:type_name -> conform.v1.Receive
-	26, // 4: conform.v1.Request.decode:type_name -> conform.v1.Decode
-	30, // 5: conform.v1.Request.encode:type_name -> conform.v1.Encode
-	37, // 6: conform.v1.Request.track:type_name -> conform.v1.Track
-	41, // 7: conform.v1.Request.drive_queue:type_name -> conform.v1.DriveQueue
-	46, // 8: conform.v1.Request.receive_connections:type_name -> conform.v1.ReceiveConnections
-	52, // 9: conform.v1.Request.publish:type_name -> conform.v1.Publish
-	63, // 10: conform.v1.Request.read_announcements:type_name -> conform.v1.ReadAnnouncements
-	74, // 11: conform.v1.Request.match_announcements:type_name -> conform.v1.MatchAnnouncements
-	80, // 12: conform.v1.Request.latency:type_name -> conform.v1.Latency
-	85, // 13: conform.v1.Request.tlv:type_name -> conform.v1.TlvOp
-	86, // 14: conform.v1.Request.doppler:type_name -> conform.v1.DopplerOp
-	8,  // 15: conform.v1.Response.unimplemented:type_name -> conform.v1.Unimplemented
-	9,  // 16: conform.v1.Response.error:type_name -> conform.v1.Error
-	15, // 17: conform.v1.Response.read_frames:type_name -> conform.v1.ReadFramesResult
-	20, // 18: conform.v1.Response.write_frames:type_name -> conform.v1.WriteFramesResult
-	23, // 19: conform.v1.Response.receive:type_name -> conform.v1.ReceiveResult
-	28, // 20: conform.v1.Response.decode:type_name -> conform.v1.DecodeResult
-	32, // 21: conform.v1.Response.encode:type_name -> conform.v1.EncodeResult
-	39, // 22: conform.v1.Response.track:type_name -> conform.v1.TrackResult
-	44, // 23: conform.v1.Response.drive_queue:type_name -> conform.v1.DriveQueueResult
-	49, // 24: conform.v1.Response.receive_connections:type_name -> conform.v1.ReceiveConnectionsResult
-	59, // 25: conform.v1.Response.publish:type_name -> conform.v1.PublishResult
-	65, // 26: conform.v1.Response.read_announcements:type_name -> conform.v1.ReadAnnouncementsResult
-	77, // 27: conform.v1.Response.match_announcements:type_name -> conform.v1.MatchAnnouncementsResult
-	83, // 28: conform.v1.Response.latency:type_name -> conform.v1.LatencyResult
-	87, // 29: conform.v1.Response.tlv:type_name -> conform.v1.TlvResult
-	88, // 30: conform.v1.Response.doppler:type_name -> conform.v1.DopplerResult
-	11, // 31: conform.v1.Blob.fill:type_name -> conform.v1.Fill
-	14, // 32: conform.v1.ReadFrames.inputs:type_name -> conform.v1.ReadInput
-	10, // 33: conform.v1.ReadInput.chunks:type_name -> conform.v1.Blob
-	16, // 34: conform.v1.ReadFramesResult.outputs:type_name -> conform.v1.ReadOutput
-	17, // 35: conform.v1.ReadOutput.yields:type_name -> conform.v1.ChunkYield
-	0,  // 36: conform.v1.ReadOutput.end:type_name -> conform.v1.ReadEnd
-	12, // 37: conform.v1.ChunkYield.frames:type_name -> conform.v1.Data
-	19, // 38: conform.v1.WriteFrames.inputs:type_name -> conform.v1.WriteInput
-	10, // 39: conform.v1.WriteInput.payload:type_name -> conform.v1.Blob
-	21, // 40: conform.v1.WriteFramesResult.outputs:type_name -> conform.v1.WriteOutput
-	12, // 41: conform.v1.WriteOutput.written:type_name -> conform.v1.Data
-	14, // 42: conform.v1.Receive.inputs:type_name -> conform.v1.ReadInput
-	24, // 43: conform.v1.ReceiveResult.outputs:type_name -> conform.v1.ReceiveOutput
-	25, // 44: conform.v1.ReceiveOutput.events:type_name -> conform.v1.ReceiveEvent
-	1,  // 45: conform.v1.ReceiveEvent.action:type_name -> conform.v1.ReceiveAction
-	27, // 46: conform.v1.Decode.inputs:type_name -> conform.v1.DecodeInput
-	29, // 47: conform.v1.DecodeResult.outputs:type_name -> conform.v1.DecodeOutput
-	31, // 48: conform.v1.Encode.inputs:type_name -> conform.v1.EncodeInput
-	33, // 49: conform.v1.EncodeResult.outputs:type_name -> conform.v1.EncodeOutput
-	35, // 50: conform.v1.GapCounters.last_break:type_name -> conform.v1.GapBreak
-	38, // 51: conform.v1.Track.inputs:type_name -> conform.v1.TrackInput
-	34, // 52: conform.v1.TrackInput.arrivals:type_name -> conform.v1.Arrival
-	40, // 53: conform.v1.TrackResult.outputs:type_name -> conform.v1.TrackOutput
-	36, // 54: conform.v1.TrackOutput.counters:type_name -> conform.v1.GapCounters
-	42, // 55: conform.v1.DriveQueue.inputs:type_name -> conform.v1.QueueInput
-	2,  // 56: conform.v1.QueueInput.policy:type_name -> conform.v1.QueuePolicy
-	43, // 57: conform.v1.QueueInput.steps:type_name -> conform.v1.QueueStep
-	34, // 58: conform.v1.QueueStep.push:type_name -> conform.v1.Arrival
-	45, // 59: conform.v1.DriveQueueResult.outputs:type_name -> conform.v1.QueueOutput
-	2,  // 60: conform.v1.QueueOutput.policy:type_name -> conform.v1.QueuePolicy
-	34, // 61: conform.v1.QueueOutput.read:type_name -> conform.v1.Arrival
-	36, // 62: conform.v1.QueueOutput.gaps:type_name -> conform.v1.GapCounters
-	47, // 63: conform.v1.ReceiveConnections.inputs:type_name -> conform.v1.ConnectionsInput
-	48, // 64: conform.v1.ConnectionsInput.segments:type_name -> conform.v1.ConnectionSegment
-	10, // 65: conform.v1.ConnectionSegment.bytes:type_name -> conform.v1.Blob
-	50, // 66: conform.v1.ReceiveConnectionsResult.outputs:type_name -> conform.v1.ConnectionsOutput
-	51, // 67: conform.v1.ConnectionsOutput.connections:type_name -> conform.v1.ConnectionCounts
-	3,  // 68: conform.v1.ConnectionCounts.frames:type_name -> conform.v1.FrameKind
-	53, // 69: conform.v1.Publish.inputs:type_name -> conform.v1.PublishInput
-	54, // 70: conform.v1.PublishInput.steps:type_name -> conform.v1.PublishStep
-	55, // 71: conform.v1.PublishStep.open:type_name -> conform.v1.OpenStream
-	56, // 72: conform.v1.PublishStep.adopt:type_name -> conform.v1.AdoptStream
-	57, // 73: conform.v1.PublishStep.publish:type_name -> conform.v1.PublishSample
-	58, // 74: conform.v1.PublishStep.republish:type_name -> conform.v1.RepublishSample
-	34, // 75: conform.v1.RepublishSample.sample:type_name -> conform.v1.Arrival
-	60, // 76: conform.v1.PublishResult.outputs:type_name -> conform.v1.PublishOutput
-	61, // 77: conform.v1.PublishOutput.events:type_name -> conform.v1.PublishEvent
-	62, // 78: conform.v1.PublishOutput.streams:type_name -> conform.v1.PublishedStream
-	34, // 79: conform.v1.PublishEvent.sample:type_name -> conform.v1.Arrival
-	64, // 80: conform.v1.ReadAnnouncements.inputs:type_name -> conform.v1.ReadAnnouncementInput
-	66, // 81: conform.v1.ReadAnnouncementsResult.outputs:type_name -> conform.v1.ReadAnnouncementOutput
-	67, // 82: conform.v1.ReadAnnouncementOutput.announcement:type_name -> conform.v1.AnnouncementRead
-	68, // 83: conform.v1.AnnouncementRead.schema:type_name -> conform.v1.ReadSchema
-	69, // 84: conform.v1.AnnouncementRead.clock:type_name -> conform.v1.HostClock
-	70, // 85: conform.v1.AnnouncementRead.operator:type_name -> conform.v1.ReadOperator
-	71, // 86: conform.v1.AnnouncementRead.authorisation:type_name -> conform.v1.ReadAuthorisation
-	72, // 87: conform.v1.AnnouncementRead.production:type_name -> conform.v1.ReadProduction
-	73, // 88: conform.v1.ReadProduction.settings:type_name -> conform.v1.ProductionSetting
-	75, // 89: conform.v1.MatchAnnouncements.inputs:type_name -> conform.v1.MatchInput
-	76, // 90: conform.v1.MatchInput.events:type_name -> conform.v1.MatchEvent
-	78, // 91: conform.v1.MatchAnnouncementsResult.outputs:type_name -> conform.v1.MatchOutput
-	79, // 92: conform.v1.MatchOutput.answers:type_name -> conform.v1.MatchAnswer
-	67, // 93: conform.v1.MatchAnswer.matched:type_name -> conform.v1.AnnouncementRead
-	67, // 94: conform.v1.MatchAnswer.listed:type_name -> conform.v1.AnnouncementRead
-	81, // 95: conform.v1.Latency.inputs:type_name -> conform.v1.LatencyInput
-	82, // 96: conform.v1.LatencyInput.handovers:type_name -> conform.v1.Handover
-	84, // 97: conform.v1.LatencyResult.outputs:type_name -> conform.v1.LatencyOutput
-	98, // [98:98] is the sub-list for method output_type
-	98, // [98:98] is the sub-list for method input_type
-	98, // [98:98] is the sub-list for extension type_name
-	98, // [98:98] is the sub-list for extension extendee
-	0,  // [0:98] is the sub-list for field type_name
+	5,   // 0: conform.v1.Hello.bounds:type_name -> conform.v1.Bounds
+	13,  // 1: conform.v1.Request.read_frames:type_name -> conform.v1.ReadFrames
+	18,  // 2: conform.v1.Request.write_frames:type_name -> conform.v1.WriteFrames
+	22,  // 3: conform.v1.Request.receive:type_name -> conform.v1.Receive
+	26,  // 4: conform.v1.Request.decode:type_name -> conform.v1.Decode
+	30,  // 5: conform.v1.Request.encode:type_name -> conform.v1.Encode
+	37,  // 6: conform.v1.Request.track:type_name -> conform.v1.Track
+	41,  // 7: conform.v1.Request.drive_queue:type_name -> conform.v1.DriveQueue
+	46,  // 8: conform.v1.Request.receive_connections:type_name -> conform.v1.ReceiveConnections
+	52,  // 9: conform.v1.Request.publish:type_name -> conform.v1.Publish
+	63,  // 10: conform.v1.Request.read_announcements:type_name -> conform.v1.ReadAnnouncements
+	74,  // 11: conform.v1.Request.match_announcements:type_name -> conform.v1.MatchAnnouncements
+	80,  // 12: conform.v1.Request.latency:type_name -> conform.v1.Latency
+	85,  // 13: conform.v1.Request.tlv:type_name -> conform.v1.TlvOp
+	86,  // 14: conform.v1.Request.doppler:type_name -> conform.v1.DopplerOp
+	87,  // 15: conform.v1.Request.live:type_name -> conform.v1.LiveOp
+	88,  // 16: conform.v1.Request.control:type_name -> conform.v1.ControlOp
+	89,  // 17: conform.v1.Request.graph:type_name -> conform.v1.GraphOp
+	8,   // 18: conform.v1.Response.unimplemented:type_name -> conform.v1.Unimplemented
+	9,   // 19: conform.v1.Response.error:type_name -> conform.v1.Error
+	15,  // 20: conform.v1.Response.read_frames:type_name -> conform.v1.ReadFramesResult
+	20,  // 21: conform.v1.Response.write_frames:type_name -> conform.v1.WriteFramesResult
+	23,  // 22: conform.v1.Response.receive:type_name -> conform.v1.ReceiveResult
+	28,  // 23: conform.v1.Response.decode:type_name -> conform.v1.DecodeResult
+	32,  // 24: conform.v1.Response.encode:type_name -> conform.v1.EncodeResult
+	39,  // 25: conform.v1.Response.track:type_name -> conform.v1.TrackResult
+	44,  // 26: conform.v1.Response.drive_queue:type_name -> conform.v1.DriveQueueResult
+	49,  // 27: conform.v1.Response.receive_connections:type_name -> conform.v1.ReceiveConnectionsResult
+	59,  // 28: conform.v1.Response.publish:type_name -> conform.v1.PublishResult
+	65,  // 29: conform.v1.Response.read_announcements:type_name -> conform.v1.ReadAnnouncementsResult
+	77,  // 30: conform.v1.Response.match_announcements:type_name -> conform.v1.MatchAnnouncementsResult
+	83,  // 31: conform.v1.Response.latency:type_name -> conform.v1.LatencyResult
+	90,  // 32: conform.v1.Response.tlv:type_name -> conform.v1.TlvResult
+	91,  // 33: conform.v1.Response.doppler:type_name -> conform.v1.DopplerResult
+	92,  // 34: conform.v1.Response.live:type_name -> conform.v1.LiveResult
+	93,  // 35: conform.v1.Response.control:type_name -> conform.v1.ControlResult
+	94,  // 36: conform.v1.Response.graph:type_name -> conform.v1.GraphResult
+	11,  // 37: conform.v1.Blob.fill:type_name -> conform.v1.Fill
+	14,  // 38: conform.v1.ReadFrames.inputs:type_name -> conform.v1.ReadInput
+	10,  // 39: conform.v1.ReadInput.chunks:type_name -> conform.v1.Blob
+	16,  // 40: conform.v1.ReadFramesResult.outputs:type_name -> conform.v1.ReadOutput
+	17,  // 41: conform.v1.ReadOutput.yields:type_name -> conform.v1.ChunkYield
+	0,   // 42: conform.v1.ReadOutput.end:type_name -> conform.v1.ReadEnd
+	12,  // 43: conform.v1.ChunkYield.frames:type_name -> conform.v1.Data
+	19,  // 44: conform.v1.WriteFrames.inputs:type_name -> conform.v1.WriteInput
+	10,  // 45: conform.v1.WriteInput.payload:type_name -> conform.v1.Blob
+	21,  // 46: conform.v1.WriteFramesResult.outputs:type_name -> conform.v1.WriteOutput
+	12,  // 47: conform.v1.WriteOutput.written:type_name -> conform.v1.Data
+	14,  // 48: conform.v1.Receive.inputs:type_name -> conform.v1.ReadInput
+	24,  // 49: conform.v1.ReceiveResult.outputs:type_name -> conform.v1.ReceiveOutput
+	25,  // 50: conform.v1.ReceiveOutput.events:type_name -> conform.v1.ReceiveEvent
+	1,   // 51: conform.v1.ReceiveEvent.action:type_name -> conform.v1.ReceiveAction
+	27,  // 52: conform.v1.Decode.inputs:type_name -> conform.v1.DecodeInput
+	29,  // 53: conform.v1.DecodeResult.outputs:type_name -> conform.v1.DecodeOutput
+	31,  // 54: conform.v1.Encode.inputs:type_name -> conform.v1.EncodeInput
+	33,  // 55: conform.v1.EncodeResult.outputs:type_name -> conform.v1.EncodeOutput
+	35,  // 56: conform.v1.GapCounters.last_break:type_name -> conform.v1.GapBreak
+	38,  // 57: conform.v1.Track.inputs:type_name -> conform.v1.TrackInput
+	34,  // 58: conform.v1.TrackInput.arrivals:type_name -> conform.v1.Arrival
+	40,  // 59: conform.v1.TrackResult.outputs:type_name -> conform.v1.TrackOutput
+	36,  // 60: conform.v1.TrackOutput.counters:type_name -> conform.v1.GapCounters
+	42,  // 61: conform.v1.DriveQueue.inputs:type_name -> conform.v1.QueueInput
+	2,   // 62: conform.v1.QueueInput.policy:type_name -> conform.v1.QueuePolicy
+	43,  // 63: conform.v1.QueueInput.steps:type_name -> conform.v1.QueueStep
+	34,  // 64: conform.v1.QueueStep.push:type_name -> conform.v1.Arrival
+	45,  // 65: conform.v1.DriveQueueResult.outputs:type_name -> conform.v1.QueueOutput
+	2,   // 66: conform.v1.QueueOutput.policy:type_name -> conform.v1.QueuePolicy
+	34,  // 67: conform.v1.QueueOutput.read:type_name -> conform.v1.Arrival
+	36,  // 68: conform.v1.QueueOutput.gaps:type_name -> conform.v1.GapCounters
+	47,  // 69: conform.v1.ReceiveConnections.inputs:type_name -> conform.v1.ConnectionsInput
+	48,  // 70: conform.v1.ConnectionsInput.segments:type_name -> conform.v1.ConnectionSegment
+	10,  // 71: conform.v1.ConnectionSegment.bytes:type_name -> conform.v1.Blob
+	50,  // 72: conform.v1.ReceiveConnectionsResult.outputs:type_name -> conform.v1.ConnectionsOutput
+	51,  // 73: conform.v1.ConnectionsOutput.connections:type_name -> conform.v1.ConnectionCounts
+	3,   // 74: conform.v1.ConnectionCounts.frames:type_name -> conform.v1.FrameKind
+	53,  // 75: conform.v1.Publish.inputs:type_name -> conform.v1.PublishInput
+	54,  // 76: conform.v1.PublishInput.steps:type_name -> conform.v1.PublishStep
+	55,  // 77: conform.v1.PublishStep.open:type_name -> conform.v1.OpenStream
+	56,  // 78: conform.v1.PublishStep.adopt:type_name -> conform.v1.AdoptStream
+	57,  // 79: conform.v1.PublishStep.publish:type_name -> conform.v1.PublishSample
+	58,  // 80: conform.v1.PublishStep.republish:type_name -> conform.v1.RepublishSample
+	34,  // 81: conform.v1.RepublishSample.sample:type_name -> conform.v1.Arrival
+	60,  // 82: conform.v1.PublishResult.outputs:type_name -> conform.v1.PublishOutput
+	61,  // 83: conform.v1.PublishOutput.events:type_name -> conform.v1.PublishEvent
+	62,  // 84: conform.v1.PublishOutput.streams:type_name -> conform.v1.PublishedStream
+	34,  // 85: conform.v1.PublishEvent.sample:type_name -> conform.v1.Arrival
+	64,  // 86: conform.v1.ReadAnnouncements.inputs:type_name -> conform.v1.ReadAnnouncementInput
+	66,  // 87: conform.v1.ReadAnnouncementsResult.outputs:type_name -> conform.v1.ReadAnnouncementOutput
+	67,  // 88: conform.v1.ReadAnnouncementOutput.announcement:type_name -> conform.v1.AnnouncementRead
+	68,  // 89: conform.v1.AnnouncementRead.schema:type_name -> conform.v1.ReadSchema
+	69,  // 90: conform.v1.AnnouncementRead.clock:type_name -> conform.v1.HostClock
+	70,  // 91: conform.v1.AnnouncementRead.operator:type_name -> conform.v1.ReadOperator
+	71,  // 92: conform.v1.AnnouncementRead.authorisation:type_name -> conform.v1.ReadAuthorisation
+	72,  // 93: conform.v1.AnnouncementRead.production:type_name -> conform.v1.ReadProduction
+	73,  // 94: conform.v1.ReadProduction.settings:type_name -> conform.v1.ProductionSetting
+	75,  // 95: conform.v1.MatchAnnouncements.inputs:type_name -> conform.v1.MatchInput
+	76,  // 96: conform.v1.MatchInput.events:type_name -> conform.v1.MatchEvent
+	78,  // 97: conform.v1.MatchAnnouncementsResult.outputs:type_name -> conform.v1.MatchOutput
+	79,  // 98: conform.v1.MatchOutput.answers:type_name -> conform.v1.MatchAnswer
+	67,  // 99: conform.v1.MatchAnswer.matched:type_name -> conform.v1.AnnouncementRead
+	67,  // 100: conform.v1.MatchAnswer.listed:type_name -> conform.v1.AnnouncementRead
+	81,  // 101: conform.v1.Latency.inputs:type_name -> conform.v1.LatencyInput
+	82,  // 102: conform.v1.LatencyInput.handovers:type_name -> conform.v1.Handover
+	84,  // 103: conform.v1.LatencyResult.outputs:type_name -> conform.v1.LatencyOutput
+	104, // [104:104] is the sub-list for method output_type
+	104, // [104:104] is the sub-list for method input_type
+	104, // [104:104] is the sub-list for extension type_name
+	104, // [104:104] is the sub-list for extension extendee
+	0,   // [0:104] is the sub-list for field type_name
 }
 
 func init() { file_conform_v1_conform_proto_init() }
@@ -6155,6 +6284,9 @@ func file_conform_v1_conform_proto_init() {
 	}
 	file_conform_v1_tlv_proto_init()
 	file_conform_v1_doppler_proto_init()
+	file_conform_v1_live_proto_init()
+	file_conform_v1_control_proto_init()
+	file_conform_v1_graph_proto_init()
 	file_conform_v1_conform_proto_msgTypes[2].OneofWrappers = []any{
 		(*Request_ReadFrames)(nil),
 		(*Request_WriteFrames)(nil),
@@ -6170,6 +6302,9 @@ func file_conform_v1_conform_proto_init() {
 		(*Request_Latency)(nil),
 		(*Request_Tlv)(nil),
 		(*Request_Doppler)(nil),
+		(*Request_Live)(nil),
+		(*Request_Control)(nil),
+		(*Request_Graph)(nil),
 	}
 	file_conform_v1_conform_proto_msgTypes[3].OneofWrappers = []any{
 		(*Response_Unimplemented)(nil),
@@ -6188,6 +6323,9 @@ func file_conform_v1_conform_proto_init() {
 		(*Response_Latency)(nil),
 		(*Response_Tlv)(nil),
 		(*Response_Doppler)(nil),
+		(*Response_Live)(nil),
+		(*Response_Control)(nil),
+		(*Response_Graph)(nil),
 	}
 	file_conform_v1_conform_proto_msgTypes[38].OneofWrappers = []any{}
 	file_conform_v1_conform_proto_msgTypes[39].OneofWrappers = []any{

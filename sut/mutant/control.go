@@ -1,0 +1,4 @@
+package mutant
+
+// controlMutants break the reference's control parts (sut/impl/controlops.go).
+var controlMutants []Mutant

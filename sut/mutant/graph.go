@@ -1,0 +1,4 @@
+package mutant
+
+// graphMutants break the reference's graph parts (sut/impl/graphops.go).
+var graphMutants []Mutant
