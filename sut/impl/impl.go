@@ -122,12 +122,36 @@ func Reference() *Impl {
 	return im
 }
 
-// Version is the conform version the Hello reports.
+// Version is the conform version the Hello, the record and every fuzz
+// finding report: the module version of a released build, else "devel" with
+// the commit it was built from (and "-dirty" for uncommitted changes), so a
+// record can always be traced to the code that made it.
 func Version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
 	}
-	return "devel"
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev, dirty string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "-dirty"
+			}
+		}
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if rev == "" {
+		return "devel"
+	}
+	return "devel+" + rev + dirty
 }
 
 // Hello returns the implementation's Hello.
