@@ -89,8 +89,17 @@ func Load() (*Catalogue, error) {
 		c.Vectors[v.ID] = Vector{ID: v.ID, Spec: v.Spec, Title: v.Title, Input: in}
 	}
 
+	gs, err := corpus.Graph()
+	if err != nil {
+		return nil, err
+	}
+	c.Cases = append(c.Cases, graphcases.Catalogue(gs)...)
+	digests = append(digests, gs.Version()+" sha256:"+gs.Digest())
+	for _, v := range gs.All() {
+		c.Vectors[v.ID] = Vector{ID: v.ID, Spec: v.Spec, Title: v.Title, Input: graphInput(v)}
+	}
+
 	c.Cases = append(c.Cases, live.Catalogue()...)
-	c.Cases = append(c.Cases, graphcases.Catalogue()...)
 
 	if err := cases.Check(c.Cases); err != nil {
 		return nil, err
@@ -120,6 +129,32 @@ func streamsInput(v *corpus.StreamsVector) string {
 				parts = append(parts, fmt.Sprintf("pop %d", st.Pop))
 			}
 		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// graphInput describes a graph vector's script for explain: one operation
+// per step, its TLV in hex.
+func graphInput(v *corpus.GraphVector) string {
+	var parts []string
+	for _, st := range v.Steps {
+		p := st.Op
+		if st.Caller != "" {
+			p += " as " + st.Caller
+		}
+		if st.Path != "" {
+			p += " " + st.Path
+		}
+		if st.Target != "" {
+			p += " -> " + st.Target
+		}
+		if st.Mode != "" {
+			p += " " + st.Mode
+		}
+		if len(st.Value) > 0 {
+			p += " = " + corpus.FormatHex(st.Value)
+		}
+		parts = append(parts, p)
 	}
 	return strings.Join(parts, "; ")
 }

@@ -1,11 +1,16 @@
 package fuzzgraph
 
 import (
+	"context"
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
+	conformpb "github.com/conform-suite/conform/proto/conform/v1"
 	"github.com/conform-suite/conform/ref/graph"
 	"github.com/conform-suite/conform/ref/tlv"
+	"github.com/conform-suite/conform/sut/impl"
 )
 
 // paths is the address universe most operations draw from, small so that
@@ -226,4 +231,60 @@ func itoa(n int) string {
 		b = append([]byte{byte('0' + n%10)}, b...)
 	}
 	return string(b)
+}
+
+// FuzzGraphOp feeds arbitrary bytes, read as a conform.v1 graph run, to the
+// reference's op handler, as a corrupt or hostile harness request would
+// arrive: the handler must answer (a result with one output per script, or
+// an Error), never panic or hang, and every reply must carry decodable TLVs.
+func FuzzGraphOp(f *testing.F) {
+	seed := &conformpb.GraphRun{Scripts: []*conformpb.GraphScript{{
+		Callers: []*conformpb.GraphCaller{{Name: "peer", Kind: conformpb.GraphCallerKind_GRAPH_CALLER_REMOTE, Link: "/net/tcp/l0"}},
+		Steps: []*conformpb.GraphStep{
+			{Step: &conformpb.GraphStep_Subscribe{Subscribe: &conformpb.GraphSubscribe{Path: "/", Subscriber: []byte{0x04, 0x01, 0x06, 0x00, 0x06, 0x00, 0x02, 0x00, 0x01, 'o'}}}},
+			{Step: &conformpb.GraphStep_Write{Write: &conformpb.GraphWrite{Caller: "peer", Address: "/a", Value: []byte{0x01, 0x00, 0x01, 0x00, 'x'}}}},
+			{Step: &conformpb.GraphStep_Write{Write: &conformpb.GraphWrite{Address: "/a/b", Value: []byte{0x01, 0x00, 0x01, 0x00, 'y'}}}},
+			{Step: &conformpb.GraphStep_Await{Await: &conformpb.GraphAwait{Address: "/a/b"}}},
+			{Step: &conformpb.GraphStep_Assign{Assign: &conformpb.GraphAssign{Path: "/a/b", Value: []byte{0x01, 0x00, 0x00, 0x00}}}},
+			{Step: &conformpb.GraphStep_Propagate{Propagate: &conformpb.GraphPropagate{Path: "/", Fold: true}}},
+			{Step: &conformpb.GraphStep_Read{Read: &conformpb.GraphRead{Address: "/a"}}},
+		},
+	}}}
+	b, err := proto.Marshal(seed)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
+	ref := impl.Reference()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var run conformpb.GraphRun
+		if proto.Unmarshal(data, &run) != nil || len(run.Scripts) > 8 {
+			return
+		}
+		resp := ref.Handle(context.Background(), &conformpb.Request{Op: &conformpb.Request_Graph{Graph: &conformpb.GraphOp{Op: &conformpb.GraphOp_Run{Run: &run}}}})
+		if e := resp.GetError(); e != nil {
+			if strings.HasPrefix(e.GetMessage(), "panic") {
+				t.Fatalf("the handler panicked: %s", e.GetMessage())
+			}
+			return
+		}
+		outs := resp.GetGraph().GetRun().GetOutputs()
+		if len(outs) != len(run.Scripts) {
+			t.Fatalf("%d scripts, %d outputs", len(run.Scripts), len(outs))
+		}
+		for _, o := range outs {
+			for _, r := range o.GetReplies() {
+				for _, d := range r.GetDeliveries() {
+					if _, err := tlv.Decode(tlv.NewRope(d.GetTlv())); err != nil {
+						t.Fatalf("delivery %v: %v", d, err)
+					}
+				}
+				if len(r.GetValue()) > 0 {
+					if _, err := tlv.Decode(tlv.NewRope(r.GetValue())); err != nil {
+						t.Fatalf("reply value %x: %v", r.GetValue(), err)
+					}
+				}
+			}
+		}
+	})
 }

@@ -174,7 +174,7 @@ func parseSelector(sel string) selector {
 	case tail == "":
 		return s
 	case tail[0] == selectorStepSep:
-		return selector{kind: selSubsMember}
+		return selector{kind: selSubsMember, index: s.index}
 	}
 	return selector{kind: selMalformed}
 }

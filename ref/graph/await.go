@@ -50,7 +50,7 @@ func (w *Waiter) finish(v *tlv.Node, err error) {
 // A missing or retired vertex is tr::path::not_found; the READ right is
 // needed. A positive timeout sets a deadline on the injected clock.
 func (g *Graph) Await(c Caller, addr string, timeout time.Duration) (*Waiter, error) {
-	a, err := ParseAddress(addr)
+	a, err := g.parse(addr)
 	if err != nil {
 		return nil, err
 	}
@@ -59,6 +59,9 @@ func (g *Graph) Await(c Caller, addr string, timeout time.Duration) (*Waiter, er
 
 // AwaitAddr is Await for a parsed address.
 func (g *Graph) AwaitAddr(c Caller, a Address, timeout time.Duration) (*Waiter, error) {
+	if a.HasField && g.dev.AwaitFieldAccepted {
+		a.Field, a.HasField = "", false
+	}
 	if a.HasField {
 		return nil, fail("await", a.String(), tlv.StatusSchemaNotFound, "an await takes no field selector")
 	}
@@ -82,7 +85,7 @@ func (g *Graph) wake(v *vertex) {
 	ws := v.waiters
 	v.waiters = nil
 	for _, w := range ws {
-		if val := ownValue(v); val != nil {
+		if val := ownValue(v); val != nil && !(g.dev.HandlerAwaitNotFound && v.handler != nil) {
 			w.finish(val, nil)
 		} else {
 			w.finish(nil, fail("await", w.addr, tlv.StatusPathNotFound, "the vertex serves no value"))

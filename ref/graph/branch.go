@@ -100,24 +100,16 @@ func (g *Graph) writeBranch(c Caller, a Address, frame *tlv.Node) error {
 	if err != nil {
 		return wrap("write", a.String(), err)
 	}
-	for _, b := range tree {
-		v := g.lookup(b.key)
-		if v == nil {
-			if c.Remote {
-				return fail("write", a.String(), tlv.StatusPathNotFound, "%s does not exist and a remote write does not create", pathString(b.key))
+	for i, b := range tree {
+		if err := g.admitBranchNode(c, a, b, i == 0); err != nil {
+			if g.dev.BranchAdmissionPerLeaf {
+				for _, p := range tree[:i] {
+					if p.value != nil {
+						g.assign(g.ensure(p.key), p.value)
+					}
+				}
 			}
-			if anc := g.nearestLive(b.key); !allowed(c, anc, RightCreate) {
-				return fail("write", a.String(), tlv.StatusAccessDenied, "%s lacks CREATE on %s", c.Name, anc.path())
-			}
-		}
-		if b.value != nil || b == tree[0] {
-			gate := v
-			if gate == nil {
-				gate = g.nearestLive(b.key)
-			}
-			if !allowed(c, gate, RightWrite) {
-				return fail("write", a.String(), tlv.StatusAccessDenied, "%s lacks WRITE on %s", c.Name, pathString(b.key))
-			}
+			return err
 		}
 	}
 	touched := map[string]bool{}
@@ -192,4 +184,29 @@ func hasEdges(v *vertex) bool {
 		}
 	}
 	return false
+}
+
+// admitBranchNode judges one node of a branch write: for a remote caller its
+// vertex must exist; a missing vertex needs CREATE on its nearest live
+// ancestor; the root and every value-carrying node need WRITE.
+func (g *Graph) admitBranchNode(c Caller, a Address, b *bnode, isRoot bool) error {
+	v := g.lookup(b.key)
+	if v == nil {
+		if c.Remote && !g.dev.RemoteWriteCreates {
+			return fail("write", a.String(), tlv.StatusPathNotFound, "%s does not exist and a remote write does not create", pathString(b.key))
+		}
+		if anc := g.nearestLive(b.key); !allowed(c, anc, RightCreate) {
+			return fail("write", a.String(), tlv.StatusAccessDenied, "%s lacks CREATE on %s", c.Name, anc.path())
+		}
+	}
+	if b.value != nil || isRoot {
+		gate := v
+		if gate == nil {
+			gate = g.nearestLive(b.key)
+		}
+		if !allowed(c, gate, RightWrite) {
+			return fail("write", a.String(), tlv.StatusAccessDenied, "%s lacks WRITE on %s", c.Name, pathString(b.key))
+		}
+	}
+	return nil
 }

@@ -27,6 +27,10 @@
 // STREAM drains, retirement, revival and link-edge eviction follow the
 // document's rules, each cited where it is implemented.
 //
+// Config.Deviations breaks one named behaviour at a time, for conform's
+// mutants (sut/mutant); its zero value is the document, and the reference
+// never sets it.
+//
 // Nothing is sent: a Graph records each delivery as a value (TakeDeliveries),
 // completes awaits through Waiter values, and reads time only from the clock
 // it is given, so a test can replay any script deterministically.

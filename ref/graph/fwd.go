@@ -32,7 +32,11 @@ func (g *Graph) ApplyFwd(c Caller, frame *tlv.Node) (reply *tlv.Node, w *Waiter,
 	}
 	switch f.Op {
 	case tlv.OpWrite, tlv.OpSubscribe:
-		return ReplyFrame(f, nil, g.WriteAddr(c, a, f.Payload)), nil, nil
+		payload := f.Payload
+		if g.dev.EnvelopeStored && f.Op == tlv.OpWrite {
+			payload = frame
+		}
+		return ReplyFrame(f, nil, g.WriteAddr(c, a, payload)), nil, nil
 	case tlv.OpRead:
 		v, err := g.ReadAddr(c, a)
 		return ReplyFrame(f, v, err), nil, nil

@@ -117,6 +117,9 @@ type Config struct {
 	Now func() time.Time
 	// RootACL is the root's policy. Nil means every principal holds every right.
 	RootACL *ACL
+	// Deviations break named behaviours for conform's mutants; the zero value
+	// is the graph model.
+	Deviations Deviations
 }
 
 // A Graph is the reference graph: vertices keyed on canonical PATH bytes, their
@@ -131,6 +134,7 @@ type Graph struct {
 	pending    []string            // sorted keys of vertices whose sequence passed their sweep mark
 	uncond     map[string]struct{} // keys of live Unconditional vertices
 	deliveries []Delivery
+	dev        Deviations
 }
 
 type vertex struct {
@@ -155,6 +159,8 @@ type vertex struct {
 	appDecl  map[string]AppField
 	appVal   map[string]*tlv.Node
 	waiters  []*Waiter
+	knobs    map[string]*tlv.Node // only under the Deviations that accept phantom fields
+	flushed  *tlv.Node            // only under Deviations.ReadStale
 }
 
 type edge struct {
@@ -170,6 +176,7 @@ func New(cfg Config) *Graph {
 		now:      cfg.Now,
 		vertices: make(map[string]*vertex),
 		uncond:   make(map[string]struct{}),
+		dev:      cfg.Deviations,
 	}
 	if g.now == nil {
 		g.now = func() time.Time { return time.Time{} }
@@ -336,7 +343,7 @@ func (g *Graph) Register(path string, h *Handler) error {
 
 // vertexKey parses a path that must not carry a field selector.
 func (g *Graph) vertexKey(op, path string) (string, error) {
-	a, err := ParseAddress(path)
+	a, err := g.parse(path)
 	if err != nil {
 		return "", err
 	}
@@ -516,21 +523,38 @@ func (g *Graph) Retire(c Caller, path string) error {
 	if err != nil {
 		return err
 	}
-	if key == "" {
+	if key == "" && !g.dev.RootRetirable {
 		return fail("retire", path, statusRetireRoot, "the root cannot be retired")
 	}
 	v := g.lookup(key)
 	if v == nil {
+		if g.dev.RetireTwiceFails {
+			return fail("retire", path, tlv.StatusPathNotFound, "no live vertex")
+		}
 		return nil
 	}
 	if !allowed(c, v, RightDelete) {
 		return fail("retire", path, tlv.StatusAccessDenied, "%s lacks DELETE", c.Name)
 	}
-	for _, u := range subtree(v) {
+	if g.dev.TombstoneOnRetire {
+		g.deliverUp(v, v, tlv.StatusNode(tlv.StatusPathNotFound))
+	}
+	retired := subtree(v)
+	switch {
+	case g.dev.RetireShallow:
+		retired = retired[:1]
+	case key == "": // only under RootRetirable: the root stays live
+		retired = retired[1:]
+	}
+	for _, u := range retired {
 		g.clearPending(u)
 		delete(g.uncond, u.key)
 		for _, w := range u.waiters {
 			w.finish(nil, fail("await", u.path(), tlv.StatusPathNotFound, "the vertex was retired"))
+		}
+		if g.dev.RevivalKeepsState {
+			u.live = false
+			continue
 		}
 		*u = vertex{key: u.key, name: u.name, parent: u.parent, children: u.children, seq: u.seq, swept: u.seq}
 	}
@@ -542,17 +566,31 @@ func (g *Graph) Retire(c Caller, path string) error {
 // lifecycle). The vertices live on and the slots are free for reuse. Local
 // edges (link "") are never evicted.
 func (g *Graph) EvictLinkEdges(link string) int {
-	if link == "" {
+	if link == "" && !g.dev.EvictAllLinks {
 		return 0
 	}
 	n := 0
 	for _, v := range g.vertices {
 		for i, e := range v.slots {
-			if e != nil && e.link == link {
+			if e != nil && (e.link == link || g.dev.EvictAllLinks) {
 				v.slots[i] = nil
 				n++
 			}
 		}
 	}
 	return n
+}
+
+// parse parses an address string. Under the StringKeys deviation a path not
+// spelled canonically is keyed on its text, one segment of its own.
+func (g *Graph) parse(s string) (Address, error) {
+	a, err := ParseAddress(s)
+	if err != nil || !g.dev.StringKeys {
+		return a, err
+	}
+	p, _, _ := strings.Cut(s, string(fieldSep))
+	if raw := strings.ReplaceAll(p, "/", "|"); p != "" && p != pathString(string(a.Path)) && len(raw) <= 255 {
+		a.Path = append([]byte{byte(len(raw))}, raw...)
+	}
+	return a, nil
 }

@@ -22,7 +22,7 @@ type model struct {
 	seq   map[string]int
 	swept map[string]int
 	mode  map[string]graph.DeliveryMode
-	subs  map[string][]string // path → subscriber targets by slot
+	subs  map[string][]string // path → the link each slot's edge was admitted over ("-" for an empty slot)
 }
 
 func newModel() *model {
@@ -63,11 +63,42 @@ func (m *model) assign(p, v string) {
 func (m *model) deliver(p string) []string {
 	var out []string
 	for q := p; q != ""; q = parentOf(q) {
-		for i := range m.subs[q] {
+		for i, link := range m.subs[q] {
+			if link == emptySlot {
+				continue
+			}
 			out = append(out, fmt.Sprintf("%s#%d<-%s=%s", q, i, p, m.value[p]))
 		}
 	}
 	return out
+}
+
+// emptySlot marks a slot whose edge was evicted; an append reuses the lowest.
+const emptySlot = "-"
+
+// join appends an edge admitted over link at p, in the lowest empty slot.
+func (m *model) join(p, link string) {
+	for i, l := range m.subs[p] {
+		if l == emptySlot {
+			m.subs[p][i] = link
+			return
+		}
+	}
+	m.subs[p] = append(m.subs[p], link)
+}
+
+// evict empties every slot admitted over link and returns how many.
+func (m *model) evict(link string) int {
+	n := 0
+	for p, slots := range m.subs {
+		for i, l := range slots {
+			if l == link {
+				m.subs[p][i] = emptySlot
+				n++
+			}
+		}
+	}
+	return n
 }
 
 func (m *model) propagate(root string) []string {
@@ -137,6 +168,9 @@ func briefValues(ds []graph.Delivery) []string {
 
 var segs = []string{"a", "b", "c"}
 
+// links are the links remote subscriptions are admitted over.
+var links = []string{"/net/tcp/l0", "/net/tcp/l1"}
+
 // genPath draws a normalized path of depth 1–3 over a small alphabet, so that
 // operations collide.
 func genPath() *rapid.Generator[string] {
@@ -203,6 +237,25 @@ func TestStateMachine(t *testing.T) {
 		}
 		counter := 0
 		nextValue := func() string { counter++; return fmt.Sprint(counter) }
+		// awaits holds the outstanding awaits by path: an await completes on
+		// the next assign at its vertex, with that value, and on nothing else.
+		awaits := map[string][]*graph.Waiter{}
+		woken := func(p, v string) {
+			for _, w := range awaits[p] {
+				got, err := w.Result()
+				if err != nil || string(got.Payload().Bytes()) != v {
+					t.Fatalf("an await on %s completed with %v, %v after the assign of %q", p, got, err, v)
+				}
+			}
+			delete(awaits, p)
+			for q, ws := range awaits {
+				for _, w := range ws {
+					if w.Done() {
+						t.Fatalf("an await on %s completed on an assign at %s", q, p)
+					}
+				}
+			}
+		}
 		t.Repeat(map[string]func(*rapid.T){
 			"localWrite": func(t *rapid.T) {
 				p := genPath().Draw(t, "path")
@@ -210,6 +263,7 @@ func TestStateMachine(t *testing.T) {
 				must(t, g.Write(graph.Local("app"), spell(t, p), val(v)))
 				m.mkdir(p)
 				m.assign(p, v)
+				woken(p, v)
 				check("write "+p, m.propagate(p))
 			},
 			"remoteWrite": func(t *rapid.T) {
@@ -227,6 +281,7 @@ func TestStateMachine(t *testing.T) {
 				}
 				must(t, err)
 				m.assign(p, v)
+				woken(p, v)
 				check("remote write "+p, m.propagate(p))
 			},
 			"assign": func(t *rapid.T) {
@@ -239,6 +294,7 @@ func TestStateMachine(t *testing.T) {
 				}
 				must(t, err)
 				m.assign(p, v)
+				woken(p, v)
 				check("assign "+p, nil)
 			},
 			"propagate": func(t *rapid.T) {
@@ -259,8 +315,52 @@ func TestStateMachine(t *testing.T) {
 					return
 				}
 				must(t, err)
-				m.subs[p] = append(m.subs[p], "/obs")
+				m.join(p, "")
 				check("subscribe "+p, nil)
+			},
+			"remoteSubscribe": func(t *rapid.T) {
+				p := rapid.SampledFrom([]string{"/", "/a", "/b", "/a/b"}).Draw(t, "at")
+				link := rapid.SampledFrom(links).Draw(t, "link")
+				err := g.Write(graph.Peer("peer", link), p+":subscribers[]", sub(t, "/remote", false))
+				if !m.live[p] {
+					wantStatus(t, err, tlv.StatusPathNotFound)
+					return
+				}
+				must(t, err)
+				m.join(p, link)
+				check("remote subscribe "+p, nil)
+			},
+			"evict": func(t *rapid.T) {
+				link := rapid.SampledFrom(links).Draw(t, "link")
+				if got, want := g.EvictLinkEdges(link), m.evict(link); got != want {
+					t.Fatalf("evict %s: %d edges, want %d", link, got, want)
+				}
+				check("evict "+link, nil) // eviction never delivers
+			},
+			"await": func(t *rapid.T) {
+				p := genPath().Draw(t, "path")
+				w, err := g.Await(graph.Owner(), spell(t, p), 0)
+				if !m.live[p] {
+					wantStatus(t, err, tlv.StatusPathNotFound)
+					return
+				}
+				must(t, err)
+				awaits[p] = append(awaits[p], w)
+			},
+			"fieldWrite": func(t *rapid.T) {
+				// A field write wakes no await, advances no sequence and
+				// propagates nothing (§Owner-declared application fields).
+				p := genPath().Draw(t, "path")
+				if !m.live[p] {
+					return
+				}
+				must(t, g.DeclareAppFields(p, []graph.AppField{{Name: "f", Access: graph.ReadWrite}}))
+				before, _ := g.Seq(p)
+				must(t, g.Write(graph.Local("app"), p+":settings.app.f", val(nextValue())))
+				if after, _ := g.Seq(p); after != before {
+					t.Fatalf("a field write at %s advanced the sequence %d -> %d", p, before, after)
+				}
+				check("field write "+p, nil)
 			},
 			"setMode": func(t *rapid.T) {
 				p := genPath().Draw(t, "path")
@@ -277,6 +377,11 @@ func TestStateMachine(t *testing.T) {
 				p := genPath().Draw(t, "path")
 				must(t, g.Retire(graph.Owner(), spell(t, p)))
 				m.retire(p)
+				for q := range awaits {
+					if isUnder(q, p) {
+						delete(awaits, q) // completed with not_found
+					}
+				}
 				check("retire "+p, nil) // retirement never delivers
 			},
 			"read": func(t *rapid.T) {

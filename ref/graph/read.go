@@ -13,7 +13,7 @@ import (
 // missing or retired path is tr::path::not_found. A field read answers the
 // field (see the field rules in fields.go).
 func (g *Graph) Read(c Caller, addr string) (*tlv.Node, error) {
-	a, err := ParseAddress(addr)
+	a, err := g.parse(addr)
 	if err != nil {
 		return nil, err
 	}
@@ -32,8 +32,14 @@ func (g *Graph) ReadAddr(c Caller, a Address) (*tlv.Node, error) {
 	if !allowed(c, v, RightRead) {
 		return nil, fail("read", a.String(), tlv.StatusAccessDenied, "%s lacks READ", c.Name)
 	}
-	if len(liveChildren(v)) > 0 {
+	if len(liveChildren(v)) > 0 && !g.dev.ComposedReadLeafOnly {
 		return g.composed(c, v), nil
+	}
+	if g.dev.ReadStale && v.handler == nil {
+		if v.flushed != nil {
+			return v.flushed, nil
+		}
+		return nil, fail("read", a.String(), statusUnwritten, "never flushed")
 	}
 	if val := ownValue(v); val != nil {
 		return val, nil
@@ -64,7 +70,7 @@ func (g *Graph) composed(c Caller, v *vertex) *tlv.Node {
 	items := []item{{v: v, parent: -1}}
 	for i := 0; i < len(items); i++ {
 		for _, ch := range liveChildren(items[i].v) {
-			if !allowed(c, ch, RightRead) {
+			if !allowed(c, ch, RightRead) && !g.dev.ComposedReadUnpruned {
 				continue
 			}
 			items = append(items, item{v: ch, parent: i})

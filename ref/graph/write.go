@@ -24,7 +24,7 @@ import (
 // A field write (addr with a selector) changes the property plane only: it
 // wakes no await, advances no sequence and propagates nothing.
 func (g *Graph) Write(c Caller, addr string, value *tlv.Node) error {
-	a, err := ParseAddress(addr)
+	a, err := g.parse(addr)
 	if err != nil {
 		return err
 	}
@@ -37,15 +37,23 @@ func (g *Graph) WriteAddr(c Caller, a Address, value *tlv.Node) error {
 		return fail("write", a.String(), tlv.StatusMalformed, "no value")
 	}
 	if a.HasField {
-		return g.writeField(c, a, value)
+		err := g.writeField(c, a, value)
+		if v := g.lookup(string(a.Path)); err == nil && v != nil && g.dev.FieldWriteWakesAwait {
+			g.wake(v)
+		}
+		return err
 	}
 	key := string(a.Path)
 	v := g.lookup(key)
+	created := v == nil
 	if v == nil {
-		if c.Remote {
+		if c.Remote && !g.dev.RemoteWriteCreates {
 			return fail("write", a.String(), tlv.StatusPathNotFound, "a remote write does not create its target")
 		}
-		if anc := g.nearestLive(key); !allowed(c, anc, RightCreate) {
+		if old := g.vertices[key]; old != nil && g.dev.LocalWriteNoRevive {
+			return fail("write", a.String(), tlv.StatusPathNotFound, "the path was retired")
+		}
+		if anc := g.nearestLive(key); !allowed(c, anc, RightCreate) && !g.dev.CreateGateIgnored {
 			return fail("write", a.String(), tlv.StatusAccessDenied, "%s lacks CREATE on %s", c.Name, anc.path())
 		}
 	}
@@ -53,7 +61,7 @@ func (g *Graph) WriteAddr(c Caller, a Address, value *tlv.Node) error {
 	if gate == nil {
 		gate = g.nearestLive(key)
 	}
-	if value.Type() == tlv.TypePoint && (v == nil || v.handler == nil) {
+	if value.Type() == tlv.TypePoint && (v == nil || v.handler == nil) && !g.dev.BranchStoredWhole {
 		return g.writeBranch(c, a, value)
 	}
 	if !allowed(c, gate, RightWrite) {
@@ -62,11 +70,21 @@ func (g *Graph) WriteAddr(c Caller, a Address, value *tlv.Node) error {
 	v = g.ensure(key)
 	if v.handler != nil {
 		g.handlerWrite(v, value)
-		g.deliverUp(v, v, value)
+		if !g.dev.HandlerWriteSilent {
+			g.deliverUp(v, v, value)
+		}
 		g.sweep(v, false, nil)
 		return nil
 	}
 	g.assign(v, value)
+	// Only a mutant's deviations skip the propagate half of the write.
+	switch {
+	case created && g.dev.AppearanceSilent,
+		c.Remote && g.dev.RemoteWriteNotPropagated,
+		v.mode == Explicit && g.dev.DirectedWriteHonoursMode,
+		value.Type() == tlv.TypeStatus && g.dev.StatusNotDelivered:
+		return nil
+	}
 	g.propagate(v)
 	return nil
 }
@@ -95,15 +113,27 @@ func (g *Graph) Assign(path string, value *tlv.Node) error {
 		return fail("assign", path, tlv.StatusMalformed, "no value")
 	}
 	if v.handler != nil {
+		if g.dev.HandlerAssignAccepted {
+			return nil
+		}
 		return fail("assign", path, tlv.StatusSchemaNotFound, "a handler vertex retains nothing")
 	}
 	g.assign(v, value)
+	if g.dev.AssignDelivers {
+		g.deliverUp(v, v, value)
+	}
 	return nil
 }
 
 func (g *Graph) assign(v *vertex, value *tlv.Node) {
+	if g.dev.ExplicitAssignGated && v.mode == Explicit {
+		return
+	}
 	v.value = value
 	v.seq++
+	if g.dev.DeliverEveryAssign && !v.isStream() {
+		v.since = append(v.since, value)
+	}
 	if v.isStream() {
 		v.since = append(v.since, value)
 		if len(v.since) > v.depth {
@@ -134,13 +164,19 @@ func (g *Graph) Propagate(path string, e Emission) error {
 		return err
 	}
 	if v.handler != nil {
+		if g.dev.HandlerAssignAccepted {
+			return nil
+		}
 		return fail("propagate", path, tlv.StatusSchemaNotFound, "a handler vertex retains nothing")
 	}
-	switch e {
-	case EmitEach:
+	if g.dev.PropagateWakesAwait {
+		g.wake(v)
+	}
+	switch {
+	case e == EmitEach, e == EmitFold && g.dev.FoldEmitsEach:
 		g.propagate(v)
 		return nil
-	case EmitFold:
+	case e == EmitFold:
 		return g.propagateFold(v)
 	}
 	return fail("propagate", path, tlv.StatusSchemaTypeMismatch, "unknown emission %d", e)
@@ -150,7 +186,7 @@ func (g *Graph) propagate(v *vertex) { g.sweep(v, true, nil) }
 
 // selected reports whether a sweep includes u, and is the mode rule of §Delivery
 // mode. isRoot marks the sweep's own argument.
-func selected(u *vertex, isRoot bool) bool {
+func (g *Graph) selected(u *vertex, isRoot bool) bool {
 	if u.handler != nil || !u.live {
 		return false
 	}
@@ -174,13 +210,15 @@ func selected(u *vertex, isRoot bool) bool {
 		return false
 	}
 	if isRoot {
-		return true
+		return pending || !g.dev.DirectPropagateOnlyPending
 	}
 	switch u.mode {
 	case IfNewer:
-		return pending
+		return pending || g.dev.SweepWholeSubtree
 	case Unconditional:
-		return true
+		return pending || !g.dev.UnconditionalOnlyPending
+	case Explicit:
+		return g.dev.ExplicitInAncestorSweep && pending
 	}
 	return false
 }
@@ -201,13 +239,18 @@ func (g *Graph) selection(root *vertex, withRoot bool, skip map[string]bool) []*
 	if withRoot {
 		keys[root.key] = true
 	}
+	if g.dev.SweepWholeSubtree {
+		for _, u := range subtree(root) {
+			keys[u.key] = true
+		}
+	}
 	var out []*vertex
 	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		u := g.vertices[k]
 		if skip[k] || (k == root.key && !withRoot) {
 			continue
 		}
-		if selected(u, k == root.key) {
+		if g.selected(u, k == root.key) {
 			out = append(out, u)
 		}
 	}
@@ -218,15 +261,32 @@ func (g *Graph) selection(root *vertex, withRoot bool, skip map[string]bool) []*
 // entry) and clears each selected vertex's mark.
 func (g *Graph) sweep(root *vertex, withRoot bool, skip map[string]bool) {
 	for _, u := range g.selection(root, withRoot, skip) {
-		switch {
-		case u.isStream() && len(u.since) > 0:
-			for _, e := range u.since {
-				g.deliverUp(u, u, e)
+		values := []*tlv.Node{u.value}
+		if (u.isStream() || g.dev.DeliverEveryAssign) && len(u.since) > 0 && !g.dev.StreamLatestOnly {
+			values = u.since
+		}
+		for _, e := range values {
+			if g.dev.SweepCappedAtRoot && u != root {
+				g.deliverUpTo(u, u, e, root)
+				continue
 			}
-		default:
-			g.deliverUp(u, u, u.value)
+			g.deliverUp(u, u, e)
 		}
 		g.clearPending(u)
+		if g.dev.ReadStale {
+			u.flushed = u.value
+		}
+	}
+}
+
+// deliverUpTo is deliverUp stopping at stop: the SweepCappedAtRoot deviation.
+func (g *Graph) deliverUpTo(from, source *vertex, value *tlv.Node, stop *vertex) {
+	b := value.Bytes()
+	for w := from; w != nil; w = w.parent {
+		g.deliverAt(w, source, b)
+		if w == stop {
+			return
+		}
 	}
 }
 
@@ -235,6 +295,12 @@ func (g *Graph) sweep(root *vertex, withRoot bool, skip map[string]bool) {
 // vertex's slots in order.
 func (g *Graph) deliverUp(from, source *vertex, value *tlv.Node) {
 	b := value.Bytes()
+	if g.dev.DeliveryReencoded {
+		b = reencode(value).Bytes()
+	}
+	if g.dev.DoubleDeliverySelf {
+		g.deliverAt(from, source, b)
+	}
 	for w := from; w != nil; w = w.parent {
 		g.deliverAt(w, source, b)
 	}
@@ -259,7 +325,7 @@ func (g *Graph) propagateFold(v *vertex) error {
 		return nil
 	}
 	for _, u := range sel {
-		if u.isStream() {
+		if u.isStream() && !g.dev.FoldAcceptsStream {
 			return fail("propagate", v.path(), tlv.StatusSchemaTypeMismatch, "%s is a STREAM: its drain has no seat on a POINT node", u.path())
 		}
 		val := u.value
@@ -320,4 +386,16 @@ type foldNode struct {
 	p      *tlv.Point
 	parent string
 	kids   []string
+}
+
+// reencode rebuilds n with minimal headers: the DeliveryReencoded deviation.
+func reencode(n *tlv.Node) *tlv.Node {
+	if !n.Opt().PL() {
+		return tlv.NewLeaf(n.Type(), n.Payload().Bytes())
+	}
+	var kids []*tlv.Node
+	for _, c := range n.Children() {
+		kids = append(kids, reencode(c))
+	}
+	return tlv.NewStruct(n.Type(), kids...)
 }
