@@ -2,10 +2,14 @@ package catalog_test
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/conform-suite/conform/cases"
@@ -98,24 +102,80 @@ func TestLevelsAndSections(t *testing.T) {
 	}
 }
 
+// TestMain lets this test binary be the node the ranvier-node cases launch:
+// run as "<test binary> reference node [--mutant NAME]" it is what
+// "conform reference node" is, so the mutation table needs no conform binary.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 2 && os.Args[1] == "reference" && os.Args[2] == "node" {
+		name := ""
+		if len(os.Args) == 5 && os.Args[3] == "--mutant" {
+			name = os.Args[4]
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		err := mutant.RunNode(ctx, name, os.Getenv)
+		stop()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "reference node:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
 // TestMutationTable proves the suite's power over the in-process carrier:
 // the reference passes every case, and each mutant fails at least one MUST
 // case of its own suite. A mutant swaps parts of its own suite only, so it is
-// run against that suite's cases; the reference's full run shows the other
-// suites unaffected by construction.
+// run against that suite's cases (narrowed to its profile when it names one);
+// the reference's full run shows the other suites unaffected by construction.
 func TestMutationTable(t *testing.T) {
 	cat := load(t)
-	broker := natsserver.NewLazy(natsserver.Options{})
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	broker := natsserver.NewLazy(natsserver.Options{MaxPayload: 1 << 20}) // NATS's own default keeps doppler's live chunking case small
 	t.Cleanup(broker.Shutdown)
 	env := &cases.Env{Broker: broker.URL}
-	run := func(spec string, im *impl.Impl, cs []cases.Case) *reports.Record {
-		return runner.Run(context.Background(), runner.Config{Spec: spec, Client: builtin.New(spec, im), Cases: cs, Seed: 1, Env: env})
+	casesOf := func(m mutant.Mutant) []cases.Case {
+		var out []cases.Case
+		for _, c := range cat.Cases {
+			if c.Suite() == m.Suite && (m.Profile == "" || c.Profile == m.Profile) {
+				out = append(out, c)
+			}
+		}
+		return out
 	}
-	bySuite := map[string][]cases.Case{}
-	for _, c := range cat.Cases {
-		bySuite[c.Suite()] = append(bySuite[c.Suite()], c)
+	type run struct {
+		m   mutant.Mutant
+		rec *reports.Record
 	}
-	ref := run("builtin:reference", impl.Reference(), cat.Cases)
+	runs := []*run{{m: mutant.Mutant{Name: "reference"}}}
+	for _, m := range mutant.All() {
+		runs = append(runs, &run{m: m})
+	}
+	// The live cases sleep far more than they compute, so the runs go
+	// several at a time whatever -parallel says.
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for _, r := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			spec, im, cs := "builtin:reference", impl.Reference(), cat.Cases
+			im.SetNodeCommand(mutant.NodeCommand([]string{exe}, ""))
+			if r.m.Name != "reference" {
+				spec, im, cs = "builtin:mutant/"+r.m.Name, r.m.Impl(), casesOf(r.m)
+				im.SetNodeCommand(mutant.NodeCommand([]string{exe}, r.m.Name))
+			}
+			r.rec = runner.Run(context.Background(), runner.Config{Spec: spec, Client: builtin.New(spec, im), Cases: cs, Seed: 1, Env: env})
+		}()
+	}
+	wg.Wait()
+
+	ref := runs[0].rec
 	for _, c := range ref.Cases {
 		if c.Outcome != reports.Pass && c.Outcome != reports.Info {
 			t.Errorf("reference: %s is %s: %s %v", c.ID, c.Outcome, c.Message, c.Evidence)
@@ -124,10 +184,9 @@ func TestMutationTable(t *testing.T) {
 	if ref.ExitCode != 0 {
 		t.Errorf("reference exit code %d", ref.ExitCode)
 	}
-	for _, m := range mutant.All() {
+	for _, r := range runs[1:] {
+		m, rec := r.m, r.rec
 		t.Run(m.Name, func(t *testing.T) {
-			t.Parallel()
-			rec := run("builtin:mutant/"+m.Name, m.Impl(), bySuite[m.Suite])
 			var caught []string
 			for _, c := range rec.Cases {
 				if c.Level == reports.MUST && c.Outcome == reports.Fail && reports.SuiteOf(c.ID) == m.Suite {

@@ -85,6 +85,13 @@ func cmdExplain(_ context.Context, args []string, _ io.Reader, stdout, stderr io
 }
 
 func cmdReference(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "node" {
+		return cmdReferenceNode(ctx, args[1:], stdin, stdout, stderr)
+	}
+	ref := impl.Reference()
+	if s := self(); len(s) > 0 {
+		ref.SetNodeCommand(mutant.NodeCommand(s, "")) // the Hello's node_command
+	}
 	fs := newFlags("reference", stderr)
 	asJSON := fs.Bool("json", false, "answer in conform.v1's canonical JSON rather than binary protobuf")
 	listen := fs.String("listen", "", "serve on TCP at tcp://HOST:PORT instead of stdio (port 0 picks a free port; the bound address is printed on stderr)")
@@ -102,7 +109,7 @@ func cmdReference(ctx context.Context, args []string, stdin io.Reader, stdout, s
 			fmt.Fprintf(stderr, "conform reference: --nats: %v\n", err)
 			return exitUsage
 		}
-		srv, err := natsc.Listen(ctx, ep, impl.Reference(), enc)
+		srv, err := natsc.Listen(ctx, ep, ref, enc)
 		if err != nil {
 			fmt.Fprintf(stderr, "conform reference: %v\n", err)
 			return 1
@@ -120,7 +127,7 @@ func cmdReference(ctx context.Context, args []string, stdin io.Reader, stdout, s
 			fmt.Fprintf(stderr, "conform reference: --listen: %v\n", err)
 			return exitUsage
 		}
-		srv, err := tcp.Listen(ctx, *listen, impl.Reference(), enc)
+		srv, err := tcp.Listen(ctx, *listen, ref, enc)
 		if err != nil {
 			fmt.Fprintf(stderr, "conform reference: %v\n", err)
 			return 1
@@ -133,7 +140,7 @@ func cmdReference(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		}
 		return 0
 	}
-	if err := sut.Serve(ctx, stdin, stdout, impl.Reference(), enc); err != nil {
+	if err := sut.Serve(ctx, stdin, stdout, ref, enc); err != nil {
 		fmt.Fprintf(stderr, "conform reference: %v\n", err)
 		return 1
 	}

@@ -51,14 +51,22 @@ func (e *UsageError) Error() string { return fmt.Sprintf("--sut %q: %s", e.Spec,
 func Open(ctx context.Context, spec string, opts Options) (sut.Client, error) {
 	switch {
 	case spec == "builtin:reference":
-		return builtin.New(spec, impl.Reference()), nil
+		im := impl.Reference()
+		if len(opts.Self) > 0 {
+			im.SetNodeCommand(mutant.NodeCommand(opts.Self, ""))
+		}
+		return builtin.New(spec, im), nil
 	case strings.HasPrefix(spec, "builtin:mutant/"):
 		name := strings.TrimPrefix(spec, "builtin:mutant/")
 		m, ok := mutant.Lookup(name)
 		if !ok {
 			return nil, &UsageError{spec, "no such mutant (conform mutants lists them)"}
 		}
-		return builtin.New(spec, m.Impl()), nil
+		im := m.Impl()
+		if len(opts.Self) > 0 {
+			im.SetNodeCommand(mutant.NodeCommand(opts.Self, name))
+		}
+		return builtin.New(spec, im), nil
 	case strings.HasPrefix(spec, "builtin:fault/"):
 		name := strings.TrimPrefix(spec, "builtin:fault/")
 		if _, ok := fault.Lookup(name); !ok {

@@ -16,6 +16,10 @@ type Mutant struct {
 	Name string
 	// Suite is the case-ID prefix of the suite whose cases should catch it.
 	Suite string
+	// Profile, when set, is the one profile of the suite whose cases catch
+	// the mutant; a run that only needs to catch it (the mutation table)
+	// runs that profile alone. The live suite's profiles take seconds each.
+	Profile string
 	// Bug says what is wrong, in one line.
 	Bug string
 	// apply breaks one part of a fresh reference.
