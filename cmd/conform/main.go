@@ -61,6 +61,7 @@ func commands() []command {
 		{name: "version", summary: "print conform's version", run: cmdVersion},
 		{name: "fault", summary: "serve one fault SUT on stdio", run: cmdFault, hidden: true},
 		{name: "lib-host", summary: "serve a C ABI library on stdio (the lib: carrier's child process)", run: cmdLibHost, hidden: true},
+		{name: "live-publisher", summary: "run the reference's data-plane publisher as a process of its own (a device for --peer)", run: cmdLivePublisher, hidden: true},
 	}
 }
 

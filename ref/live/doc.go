@@ -27,6 +27,13 @@
 //     a streams.Subscription with DefaultOptions unless configured. A slow
 //     reader is waited for at the socket (§6.5); samples beyond the queue's
 //     depth meanwhile fall to its loss policy and show as gaps.
+//   - The subscriber's read timeout. Its reads carry §6.5's 30-second
+//     socket timeout (SubscriberConfig.ReadTimeout, per connection through
+//     SubscribeOptions), and a read that times out is read again: a quiet
+//     publisher is not a broken one.
+//   - Hooks. PublisherConfig.Hooks and SubscriberConfig.Hooks each replace
+//     one step; the zero value is the reference. They exist so that
+//     conform's mutants (sut/mutant) can break one rule each.
 //   - Patience is measured in slices of at most 100 ms, so "no progress for
 //     the whole patience" is judged within one slice of the exact figure.
 //   - Nagle. Disabling it is a MAY (§1.4); the Publisher disables it, as the

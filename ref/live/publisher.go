@@ -55,6 +55,33 @@ type PublisherConfig struct {
 	// buffer, in bytes; a small one makes a slow reader's push-back reach
 	// the publisher sooner. Zero keeps the system's size.
 	WriteBuffer int
+	// Hooks change one behaviour each; the zero value is the reference.
+	Hooks PublisherHooks
+}
+
+// PublisherHooks each replace one step of a Publisher. The zero value is the
+// reference's behaviour; conform's mutants (sut/mutant) set one hook to break
+// one rule, so that the suite can show it catches the break.
+type PublisherHooks struct {
+	// Sweep chooses, from every stream under a connection's name, the ones
+	// a sweep may announce. Nil means all of them (ranvier-wire §4.2).
+	Sweep func(all []*messagepb.StreamInfo) []*messagepb.StreamInfo
+	// ForgetAnnounced, when set, forgets after every sample what the
+	// connection has announced, so that the next sample sweeps again.
+	ForgetAnnounced bool
+	// Publish numbers one sample with st and hands it to deliver. Nil means
+	// st.Publish, which numbers and delivers as one step under the stream's
+	// lock (ranvier-streams §2.3).
+	Publish func(st *streams.Stream, sourceNs uint64, values []byte, deliver func(streams.Sample))
+	// Write writes one frame to a connection. Nil means the reference's
+	// patient write, which resumes after a partial write (ranvier-wire §1.4)
+	// and waits for a slow reader (§6.5).
+	Write func(c net.Conn, b []byte, patience time.Duration, done <-chan struct{}) error
+	// BeforeRequest is called with each accepted connection before its
+	// Request is read, and with the framed announcement of every stream the
+	// publisher has. Nil does nothing: a publisher sends nothing before the
+	// Request (§4.1).
+	BeforeRequest func(c net.Conn, announcements [][]byte) error
 }
 
 // Publisher is the data-plane publisher (ranvier-wire §3.3, §4.1–§4.3,
@@ -108,6 +135,9 @@ type ConnStats struct {
 	Announced []uint32
 	// Samples counts the samples written whole to the socket.
 	Samples uint64
+	// Pending counts the samples queued or being written: 0 once the
+	// connection has written everything published to it.
+	Pending int
 	// Queue is the connection's queue counters.
 	Queue streams.QueueCounters
 	// Done reports whether the connection has ended; Err says why, nil for
@@ -129,6 +159,7 @@ type pubConn struct {
 	heard     map[uint32]bool
 	announced []uint32
 	samples   uint64
+	writing   bool
 	done      bool
 	err       error
 }
@@ -216,9 +247,12 @@ func (s *PublishedStream) Sent() uint64 { return s.st.Sent() }
 // (ranvier-streams §2.3).
 func (s *PublishedStream) Publish(sourceNs uint64, values []byte) {
 	values = slices.Clone(values)
-	s.st.Publish(sourceNs, values, func(smp streams.Sample) {
-		s.p.deliver(s.info.Name, smp)
-	})
+	deliver := func(smp streams.Sample) { s.p.deliver(s.info.Name, smp) }
+	if h := s.p.cfg.Hooks.Publish; h != nil {
+		h(s.st, sourceNs, values, deliver)
+		return
+	}
+	s.st.Publish(sourceNs, values, deliver)
 }
 
 // Withdraw removes the stream from the publisher's registry, as a stream
@@ -269,6 +303,10 @@ func (p *Publisher) Connections() []ConnStats {
 		}
 		if c.queue != nil {
 			cs.Queue = c.queue.Queue()
+			cs.Pending = cs.Queue.Readable
+		}
+		if c.writing {
+			cs.Pending++
 		}
 		c.mu.Unlock()
 		out = append(out, cs)
@@ -379,6 +417,11 @@ func (p *Publisher) serve(c *pubConn) {
 }
 
 func (p *Publisher) serveConn(c *pubConn) error {
+	if h := p.cfg.Hooks.BeforeRequest; h != nil {
+		if err := h(c.nc, p.allAnnouncements()); err != nil {
+			return err
+		}
+	}
 	name, err := readRequest(c.nc, p.cfg.RequestTimeout, p.drain)
 	if err != nil {
 		return err // closed silently (§6.2, §6.3)
@@ -403,6 +446,7 @@ func (p *Publisher) serveConn(c *pubConn) error {
 	for {
 		c.mu.Lock()
 		smp, ok := c.queue.Pop()
+		c.writing = ok
 		c.mu.Unlock()
 		if !ok {
 			select {
@@ -432,30 +476,40 @@ func (p *Publisher) serveConn(c *pubConn) error {
 		if err != nil {
 			return err
 		}
-		if err := writePatient(c.nc, b, p.cfg.Patience, p.done); err != nil {
+		if err := p.write(c.nc, b); err != nil {
 			return fmt.Errorf("sending sample %d of stream %d: %w", smp.Sequence, smp.StreamRef, err)
 		}
 		c.mu.Lock()
 		c.samples++
+		c.writing = false
 		c.mu.Unlock()
+		if p.cfg.Hooks.ForgetAnnounced {
+			clear(c.heard)
+		}
 	}
 }
 
 // sweep announces every stream under c's name that c has not announced.
 func (p *Publisher) sweep(c *pubConn) error {
 	p.mu.Lock()
-	list := slices.Clone(p.byName[c.name])
+	var list []*messagepb.StreamInfo
+	for _, s := range p.byName[c.name] {
+		list = append(list, s.info)
+	}
 	p.mu.Unlock()
-	for _, s := range list {
-		ref := s.info.StreamRef
+	if h := p.cfg.Hooks.Sweep; h != nil {
+		list = h(list)
+	}
+	for _, info := range list {
+		ref := info.StreamRef
 		if c.heard[ref] {
 			continue
 		}
-		b, err := announceFrame(s.info)
+		b, err := announceFrame(info)
 		if err != nil {
 			return err
 		}
-		if err := writePatient(c.nc, b, p.cfg.Patience, p.done); err != nil {
+		if err := p.write(c.nc, b); err != nil {
 			return fmt.Errorf("announcing stream %d: %w", ref, err)
 		}
 		c.heard[ref] = true
@@ -464,6 +518,33 @@ func (p *Publisher) sweep(c *pubConn) error {
 		c.mu.Unlock()
 	}
 	return nil
+}
+
+// write writes one frame to a connection with the configured write.
+func (p *Publisher) write(nc net.Conn, b []byte) error {
+	if h := p.cfg.Hooks.Write; h != nil {
+		return h(nc, b, p.cfg.Patience, p.done)
+	}
+	return writePatient(nc, b, p.cfg.Patience, p.done)
+}
+
+// allAnnouncements returns the framed announcement of every open stream, in
+// reference order.
+func (p *Publisher) allAnnouncements() [][]byte {
+	p.mu.Lock()
+	refs := make([]uint32, 0, len(p.byRef))
+	for ref := range p.byRef {
+		refs = append(refs, ref)
+	}
+	slices.Sort(refs)
+	var out [][]byte
+	for _, ref := range refs {
+		if b, err := announceFrame(p.byRef[ref].info); err == nil {
+			out = append(out, b)
+		}
+	}
+	p.mu.Unlock()
+	return out
 }
 
 // ErrBadRequest reports a connection whose first frame was not a readable

@@ -3,12 +3,15 @@ package live_test
 import (
 	"context"
 	"errors"
+	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/conform-suite/conform/live/peer"
 	messagepb "github.com/conform-suite/conform/proto/ranvier/message/v1"
 	"github.com/conform-suite/conform/ref/live"
+	"github.com/conform-suite/conform/ref/streams"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -384,5 +387,155 @@ func TestPublisherToSubscriber(t *testing.T) {
 		if s.Attribution.Schema == nil || s.Attribution.Schema.ID != "s.B" {
 			t.Errorf("sample of b attributed %+v", s.Attribution)
 		}
+	}
+}
+
+// TestPublisherHooks: each hook replaces the step it names, and nothing else.
+func TestPublisherHooks(t *testing.T) {
+	var writes, publishes atomic.Int64
+	for _, tc := range []struct {
+		name  string
+		hooks live.PublisherHooks
+		check func(t *testing.T, before, after peer.Transcript)
+	}{
+		{
+			name: "reference",
+			check: func(t *testing.T, before, after peer.Transcript) {
+				if before.Bytes != 0 {
+					t.Errorf("%d bytes before the Request", before.Bytes)
+				}
+				if anns, smps := countFrames(t, after); anns != 2 || smps != 3 {
+					t.Errorf("%d announcements, %d samples; want 2 and 3", anns, smps)
+				}
+			},
+		},
+		{
+			name:  "sweep announces the first stream only",
+			hooks: live.PublisherHooks{Sweep: func(all []*messagepb.StreamInfo) []*messagepb.StreamInfo { return all[:1] }},
+			check: func(t *testing.T, _, after peer.Transcript) {
+				if anns, _ := countFrames(t, after); anns != 1 {
+					t.Errorf("%d announcements; want 1", anns)
+				}
+			},
+		},
+		{
+			name:  "forget what was announced",
+			hooks: live.PublisherHooks{ForgetAnnounced: true},
+			check: func(t *testing.T, _, after peer.Transcript) {
+				if anns, _ := countFrames(t, after); anns != 6 {
+					t.Errorf("%d announcements; want 6, two before each of three samples", anns)
+				}
+			},
+		},
+		{
+			name: "write before the Request",
+			hooks: live.PublisherHooks{BeforeRequest: func(c net.Conn, anns [][]byte) error {
+				_, err := c.Write(anns[0])
+				return err
+			}},
+			check: func(t *testing.T, before, _ peer.Transcript) {
+				if before.FrameCount != 1 {
+					t.Errorf("%d frames before the Request; want 1", before.FrameCount)
+				}
+			},
+		},
+		{
+			name: "write and publish replaced",
+			hooks: live.PublisherHooks{
+				Write: func(c net.Conn, b []byte, _ time.Duration, _ <-chan struct{}) error {
+					writes.Add(1)
+					_, err := c.Write(b)
+					return err
+				},
+				Publish: func(st *streams.Stream, src uint64, v []byte, deliver func(streams.Sample)) {
+					publishes.Add(1)
+					st.Publish(src, v, deliver)
+				},
+			},
+			check: func(t *testing.T, _, after peer.Transcript) {
+				if w, p := writes.Load(), publishes.Load(); w != 5 || p != 3 {
+					t.Errorf("%d writes through the hook, %d publishes; want 5 and 3", w, p)
+				}
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testCtx(t)
+			p := newPublisher(t, ctx, live.PublisherConfig{Hooks: tc.hooks})
+			a := open(t, p, "gaze", "")
+			open(t, p, "gaze", "")
+			sub := dial(t, ctx, p)
+			before, _ := sub.Idle(ctx, 50*time.Millisecond)
+			if err := sub.SendRequest(ctx, "gaze", nil); err != nil {
+				t.Fatal(err)
+			}
+			attached(t, ctx, p, 1)
+			for range 3 {
+				a.Publish(0, []byte("v"))
+			}
+			cs, err := p.WaitConnections(ctx, func(cs []live.ConnStats) bool { return cs[0].Samples == 3 && cs[0].Pending == 0 })
+			if err != nil {
+				t.Fatalf("%v: %+v", err, cs)
+			}
+			after, err := sub.Wait(ctx, func(tr peer.Transcript) bool { _, n := countFrames(t, tr); return n == 3 })
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, before, after)
+		})
+	}
+}
+
+// countFrames counts a transcript's announcements and samples.
+func countFrames(t *testing.T, tr peer.Transcript) (anns, samples int) {
+	t.Helper()
+	for _, f := range tr.DataFrames() {
+		switch {
+		case f.Err != nil:
+			t.Errorf("frame does not decode: %v", f.Err)
+		case f.Msg.GetAnnounce() != nil:
+			anns++
+		case f.Msg.GetSample() != nil:
+			samples++
+		}
+	}
+	return anns, samples
+}
+
+// BenchmarkPublisherToSubscriber measures one sample's trip from Publish to
+// the reference subscriber's report over loopback.
+func BenchmarkPublisherToSubscriber(b *testing.B) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p, err := live.NewPublisher(ctx, live.PublisherConfig{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+	st, err := p.Open(&messagepb.StreamInfo{Name: "gaze", Node: "n"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	sub := live.NewSubscriber(live.SubscriberConfig{MaxRecorded: 1})
+	defer sub.Close()
+	if _, err := sub.Subscribe(ctx, p.Addr(), "gaze"); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := p.WaitConnections(ctx, func(cs []live.ConnStats) bool { return len(cs) == 1 && cs[0].Attached }); err != nil {
+		b.Fatal(err)
+	}
+	values := make([]byte, 64)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(values)))
+	b.ResetTimer()
+	for i := range b.N {
+		st.Publish(0, values)
+		if i%512 == 511 {
+			// Stay within the connection queue's depth.
+			sub.Wait(ctx, func(r live.Report) bool { return r.Counters.Arrived >= uint64(i+1) })
+		}
+	}
+	if _, err := sub.Wait(ctx, func(r live.Report) bool { return r.Counters.Arrived >= uint64(b.N) }); err != nil {
+		b.Fatal(err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"slices"
 	"sync"
 	"time"
@@ -25,6 +26,29 @@ type SubscriberConfig struct {
 	// MaxRecorded bounds the samples kept for the report; 0 means
 	// DefaultMaxRecorded. Samples beyond it are still tracked and counted.
 	MaxRecorded int
+	// ReadTimeout is each connection's socket read timeout unless
+	// SubscribeOptions names another; 0 means DefaultPatience, the 30
+	// seconds of ranvier-wire §6.5. A read that times out is a quiet
+	// publisher, not a broken one: the subscriber reads on.
+	ReadTimeout time.Duration
+	// Hooks change one behaviour each; the zero value is the reference.
+	Hooks SubscriberHooks
+}
+
+// SubscriberHooks each replace one step of a Subscriber. The zero value is
+// the reference's behaviour; conform's mutants (sut/mutant) set one hook to
+// break one rule.
+type SubscriberHooks struct {
+	// ReadTimedOut is called when a connection's read times out. A non-nil
+	// error closes the connection, recorded as that error. Nil reads on
+	// (ranvier-wire §6.5).
+	ReadTimedOut func(conn streams.ConnID) error
+}
+
+// SubscribeOptions configure one connection.
+type SubscribeOptions struct {
+	// ReadTimeout overrides SubscriberConfig.ReadTimeout when positive.
+	ReadTimeout time.Duration
 }
 
 // Subscriber is the data-plane subscriber (ranvier-wire §4, §6; ranvier-streams
@@ -32,8 +56,9 @@ type SubscriberConfig struct {
 // Request as the first and only frame; from then on the connection is only
 // read, with the receive step of wire.Subscriber: unreadable frames are
 // skipped and counted per connection, a framing error closes the connection
-// without resynchronising, and end of stream is the connection ending. Silence
-// is never a reason to close (§6.5), so the reads carry no deadline.
+// without resynchronising, and end of stream is the connection ending. Reads
+// carry the socket timeout of §6.5, and a timeout is never a reason to close:
+// silence is a quiet publisher.
 //
 // Sequence numbers are tracked per (connection, stream_ref) with a
 // streams.Tracker, and each sample's schema is attributed only from the
@@ -61,6 +86,7 @@ type subConn struct {
 	report ConnReport
 	nc     net.Conn
 	rx     wire.Subscriber
+	rto    time.Duration
 	byUs   bool // closed by CloseConn or Close
 }
 
@@ -90,8 +116,10 @@ type Attribution struct {
 
 // ConnReport is what one connection received.
 type ConnReport struct {
-	Conn       streams.ConnID
-	Addr       string
+	Conn streams.ConnID
+	Addr string
+	// LocalAddr is the subscriber's end of the connection.
+	LocalAddr  string
 	StreamName string
 	// Frames counts samples, announcements and unreadable frames
 	// (ranvier-streams §3.6a).
@@ -160,6 +188,9 @@ func NewSubscriber(cfg SubscriberConfig) *Subscriber {
 	if cfg.MaxRecorded <= 0 {
 		cfg.MaxRecorded = DefaultMaxRecorded
 	}
+	if cfg.ReadTimeout <= 0 {
+		cfg.ReadTimeout = DefaultPatience
+	}
 	return &Subscriber{
 		cfg:     cfg,
 		changed: make(chan struct{}),
@@ -171,6 +202,15 @@ func NewSubscriber(cfg SubscriberConfig) *Subscriber {
 // the connection's first and only frame, and starts receiving. It returns the
 // connection's identifier, chosen here and never sent (ranvier-streams §2.2).
 func (s *Subscriber) Subscribe(ctx context.Context, addr, name string) (streams.ConnID, error) {
+	return s.SubscribeWith(ctx, addr, name, SubscribeOptions{})
+}
+
+// SubscribeWith is Subscribe with options for this connection.
+func (s *Subscriber) SubscribeWith(ctx context.Context, addr, name string, opts SubscribeOptions) (streams.ConnID, error) {
+	rto := s.cfg.ReadTimeout
+	if opts.ReadTimeout > 0 {
+		rto = opts.ReadTimeout
+	}
 	var d net.Dialer
 	nc, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
@@ -193,7 +233,7 @@ func (s *Subscriber) Subscribe(ctx context.Context, addr, name string) (streams.
 		return 0, fmt.Errorf("live subscriber: subscribe: %w", ErrClosed)
 	}
 	s.lastID++
-	c := &subConn{nc: nc, report: ConnReport{Conn: s.lastID, Addr: addr, StreamName: name}}
+	c := &subConn{nc: nc, rto: rto, report: ConnReport{Conn: s.lastID, Addr: addr, LocalAddr: nc.LocalAddr().String(), StreamName: name}}
 	s.conns = append(s.conns, c)
 	s.wg.Add(1)
 	s.notifyLocked()
@@ -208,6 +248,7 @@ func (s *Subscriber) receive(c *subConn) {
 	defer c.nc.Close()
 	buf := make([]byte, 64<<10)
 	for {
+		c.nc.SetReadDeadline(time.Now().Add(c.rto))
 		n, err := c.nc.Read(buf)
 		if n > 0 {
 			at := time.Now()
@@ -223,6 +264,25 @@ func (s *Subscriber) receive(c *subConn) {
 			}
 			s.notifyLocked()
 			s.mu.Unlock()
+		}
+		if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+			// §6.5: a quiet publisher, not a broken one.
+			h := s.cfg.Hooks.ReadTimedOut
+			if h == nil {
+				continue
+			}
+			if herr := h(c.report.Conn); herr == nil {
+				continue
+			} else {
+				s.mu.Lock()
+				c.byUs = true
+				c.report.ClosedBySubscriber = true
+				c.report.Err = herr
+				c.report.Ended = true
+				s.notifyLocked()
+				s.mu.Unlock()
+				return
+			}
 		}
 		if err != nil {
 			s.mu.Lock()

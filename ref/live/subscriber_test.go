@@ -2,6 +2,7 @@ package live_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -172,8 +173,9 @@ func TestSubscriberSilenceIsNotAClose(t *testing.T) {
 	if err := conn.Send(ctx, peer.Announce(info("gaze", 1, "s.A")), peer.Sample(sample(1, 1))); err != nil {
 		t.Fatal(err)
 	}
-	// A few hundred milliseconds stand in for the 31-second silence: the
-	// subscriber has no read deadline at all (§6.5).
+	// A few hundred milliseconds stand in for the 31-second silence, far
+	// inside the default 30-second read timeout; TestSubscriberReadTimeout
+	// shows a timeout that does fire is not a close either (§6.5).
 	if tr, err := conn.Idle(ctx, 300*time.Millisecond); err != nil || tr.Ended {
 		t.Fatalf("after silence: %+v, %v; want the connection open", tr, err)
 	}
@@ -245,5 +247,64 @@ func TestSubscriberTwoPublishersOneName(t *testing.T) {
 		if s.Attribution.Schema == nil || s.Attribution.Schema.ID != want {
 			t.Errorf("sample on conn %d attributed %+v, want %s", s.Conn, s.Attribution.Schema, want)
 		}
+	}
+}
+
+func TestSubscriberReadTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		hook     func(streams.ConnID) error
+		wantOpen bool
+	}{
+		{"reference reads on", nil, true},
+		{"a hook that closes", func(id streams.ConnID) error { return errors.New("quiet") }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testCtx(t)
+			pp, err := peer.ListenPublisher(ctx, peer.Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pp.Close()
+			timeouts := 0
+			sub := live.NewSubscriber(live.SubscriberConfig{ReadTimeout: 20 * time.Millisecond})
+			if tc.hook != nil {
+				sub = live.NewSubscriber(live.SubscriberConfig{ReadTimeout: 20 * time.Millisecond, Hooks: live.SubscriberHooks{
+					ReadTimedOut: func(id streams.ConnID) error { timeouts++; return tc.hook(id) },
+				}})
+			}
+			defer sub.Close()
+			id, err := sub.SubscribeWith(ctx, pp.Addr(), "gaze", live.SubscribeOptions{ReadTimeout: 30 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			conn, err := pp.Accept(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := conn.Idle(ctx, 200*time.Millisecond); err != nil {
+				t.Fatal(err)
+			}
+			if err := conn.Send(ctx, peer.Sample(sample(1, 1))); err != nil && tc.wantOpen {
+				t.Fatal(err)
+			}
+			r, err := sub.Wait(ctx, func(r live.Report) bool {
+				c, _ := r.Conn(id)
+				return c.Ended || len(r.Samples) == 1
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, _ := r.Conn(id)
+			if c.Ended == tc.wantOpen {
+				t.Errorf("after several read timeouts: %+v; want open %v", c, tc.wantOpen)
+			}
+			if !tc.wantOpen && (!c.ClosedBySubscriber || c.Err == nil || timeouts != 1) {
+				t.Errorf("closed by the hook: %+v after %d timeouts; want closed by the subscriber with the hook's error, after one", c, timeouts)
+			}
+			if c.LocalAddr == "" {
+				t.Error("the report names no local address")
+			}
+		})
 	}
 }
