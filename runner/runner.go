@@ -29,8 +29,12 @@ const DefaultMaxTimeouts = 3
 // Config is one run.
 type Config struct {
 	// Spec is the --sut value, for the record and reproduce commands.
-	Spec   string
-	Client sut.Client
+	Spec string
+	// SUTFlags, when set, are the flags that name the SUT in a reproduce
+	// command instead of --sut Spec: an observed device is named by --peer
+	// or --node-cmd and its --profile.
+	SUTFlags []string
+	Client   sut.Client
 	// Cases is the selection, in the order to run.
 	Cases []cases.Case
 	// Profiles are the profiles or suites selected (empty: all), for the
@@ -123,7 +127,7 @@ func Run(ctx context.Context, cfg Config) *reports.Record {
 			}
 		}
 		if res.Outcome != reports.Pass {
-			res.Reproduce = Reproduce(cfg.Spec, c.ID, cfg.Seed)
+			res.Reproduce = reproduce(cfg, c.ID)
 		}
 		rec.Cases = append(rec.Cases, res)
 		if cfg.Progress != nil {
@@ -166,6 +170,19 @@ func ExitCode(r *reports.Record) int {
 // Reproduce returns the command that reruns one case alone.
 func Reproduce(spec, id string, seed int64) string {
 	return fmt.Sprintf("conform run --sut %s --case %s --seed %d", shellQuote(spec), id, seed)
+}
+
+func reproduce(cfg Config, id string) string {
+	if len(cfg.SUTFlags) == 0 {
+		return Reproduce(cfg.Spec, id, cfg.Seed)
+	}
+	var b strings.Builder
+	b.WriteString("conform run")
+	for _, f := range cfg.SUTFlags {
+		b.WriteString(" " + shellQuote(f))
+	}
+	fmt.Fprintf(&b, " --case %s --seed %d", id, cfg.Seed)
+	return b.String()
 }
 
 func shellQuote(s string) string {

@@ -189,3 +189,17 @@ func TestReproduceQuotes(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }
+
+func TestReproduceObserved(t *testing.T) {
+	cfg := Config{Spec: "peer tcp://10.0.0.7:7000", SUTFlags: []string{"--peer", "tcp://10.0.0.7:7000/cam", "--profile", "ranvier-publisher"}, Seed: 3}
+	got := reproduce(cfg, "live/6.3/x")
+	want := "conform run --peer tcp://10.0.0.7:7000/cam --profile ranvier-publisher --case live/6.3/x --seed 3"
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	cfg.SUTFlags = nil
+	cfg.Spec = "builtin:reference"
+	if got := reproduce(cfg, "wire/1.3/a"); got != Reproduce("builtin:reference", "wire/1.3/a", 3) {
+		t.Errorf("without SUTFlags: %s", got)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"net/url"
@@ -43,7 +44,7 @@ func cmdRun(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 	strictBaseline := fs.Bool("strict-baseline", false, "with --baseline, also fail on unexpected passes and stale or expired entries")
 	verbose := fs.Bool("v", false, "print every case, passes included")
 	natsURL := fs.String("nats-url", "", "the NATS server live doppler cases use (nats://host:port); without it conform starts one embedded on loopback when a selected case needs it")
-	peer := fs.String("peer", "", "observe a device with no shim: a Ranvier publisher at tcp://host:port that conform dials as subscriber (with --profile ranvier-publisher)")
+	peer := fs.String("peer", "", "observe a device with no shim: a Ranvier publisher at tcp://host:port[/NAME] that conform dials as subscriber to NAME (default conform), with --profile ranvier-publisher")
 	nodeCmd := fs.String("node-cmd", "", "the command that starts the SUT as a Ranvier control-plane node, launched with RANVIER_* set (overrides the Hello's node_command)")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -108,6 +109,9 @@ func cmdRun(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.W
 		Spec: *spec, Client: client, Cases: selected, Profiles: profiles, CaseGlobs: globs,
 		Seed: *seed, Strict: *strict, Timeout: *timeout, MaxTimeouts: *maxTimeouts,
 		Corpus: cat.Corpus, Version: impl.Version(), Env: env.Env,
+	}
+	if observed {
+		cfg.SUTFlags = observedFlags(*peer, *nodeCmd, profiles)
 	}
 	if err != nil {
 		// The SUT never said Hello: every selected case is recorded as an
@@ -187,6 +191,19 @@ func runEnv(natsURL, peer, nodeCmd string) (runEnvironment, error) {
 		env.NodeCommand = argv
 	}
 	return env, nil
+}
+
+// observedFlags are the flags that name an observed device in a reproduce
+// command.
+func observedFlags(peer, nodeCmd string, profiles []string) []string {
+	var f []string
+	if peer != "" {
+		f = append(f, "--peer", peer)
+	}
+	if nodeCmd != "" {
+		f = append(f, "--node-cmd", nodeCmd)
+	}
+	return append(f, "--profile", strings.Join(profiles, ","))
 }
 
 // observedCarrier names an observed device for the record.
