@@ -8,17 +8,14 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 
 	"github.com/conform-suite/conform/cases"
 	"github.com/conform-suite/conform/cases/catalog"
+	"github.com/conform-suite/conform/mutation"
 	"github.com/conform-suite/conform/natsserver"
 	"github.com/conform-suite/conform/reports"
-	"github.com/conform-suite/conform/runner"
-	"github.com/conform-suite/conform/sut/builtin"
-	"github.com/conform-suite/conform/sut/impl"
 	"github.com/conform-suite/conform/sut/mutant"
 )
 
@@ -125,9 +122,7 @@ func TestMain(m *testing.M) {
 
 // TestMutationTable proves the suite's power over the in-process carrier:
 // the reference passes every case, and each mutant fails at least one MUST
-// case of its own suite. A mutant swaps parts of its own suite only, so it is
-// run against that suite's cases (narrowed to its profile when it names one);
-// the reference's full run shows the other suites unaffected by construction.
+// case of its own suite.
 func TestMutationTable(t *testing.T) {
 	cat := load(t)
 	exe, err := os.Executable()
@@ -136,76 +131,32 @@ func TestMutationTable(t *testing.T) {
 	}
 	broker := natsserver.NewLazy(natsserver.Options{MaxPayload: 1 << 20}) // NATS's own default keeps doppler's live chunking case small
 	t.Cleanup(broker.Shutdown)
-	env := &cases.Env{Broker: broker.URL}
-	casesOf := func(m mutant.Mutant) []cases.Case {
-		var out []cases.Case
-		for _, c := range cat.Cases {
-			if c.Suite() == m.Suite && (m.Profile == "" || c.Profile == m.Profile) {
-				out = append(out, c)
-			}
-		}
-		return out
+	table := mutation.Run(context.Background(), mutation.Config{
+		Cases: cat.Cases, Seed: 1, Env: &cases.Env{Broker: broker.URL}, Self: []string{exe},
+	})
+	for _, c := range mutation.ReferenceFailures(table.Reference) {
+		t.Errorf("reference: %s is %s: %s %v", c.ID, c.Outcome, c.Message, c.Evidence)
 	}
-	type run struct {
-		m   mutant.Mutant
-		rec *reports.Record
+	if table.Reference.ExitCode != 0 {
+		t.Errorf("reference exit code %d", table.Reference.ExitCode)
 	}
-	runs := []*run{{m: mutant.Mutant{Name: "reference"}}}
-	for _, m := range mutant.All() {
-		runs = append(runs, &run{m: m})
-	}
-	// The live cases sleep far more than they compute, so the runs go
-	// several at a time whatever -parallel says.
-	sem := make(chan struct{}, 8)
-	var wg sync.WaitGroup
-	for _, r := range runs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			spec, im, cs := "builtin:reference", impl.Reference(), cat.Cases
-			im.SetNodeCommand(mutant.NodeCommand([]string{exe}, ""))
-			if r.m.Name != "reference" {
-				spec, im, cs = "builtin:mutant/"+r.m.Name, r.m.Impl(), casesOf(r.m)
-				im.SetNodeCommand(mutant.NodeCommand([]string{exe}, r.m.Name))
-			}
-			r.rec = runner.Run(context.Background(), runner.Config{Spec: spec, Client: builtin.New(spec, im), Cases: cs, Seed: 1, Env: env})
-		}()
-	}
-	wg.Wait()
-
-	ref := runs[0].rec
-	for _, c := range ref.Cases {
-		if c.Outcome != reports.Pass && c.Outcome != reports.Info {
-			t.Errorf("reference: %s is %s: %s %v", c.ID, c.Outcome, c.Message, c.Evidence)
-		}
-	}
-	if ref.ExitCode != 0 {
-		t.Errorf("reference exit code %d", ref.ExitCode)
-	}
-	for _, r := range runs[1:] {
-		m, rec := r.m, r.rec
-		t.Run(m.Name, func(t *testing.T) {
-			var caught []string
-			for _, c := range rec.Cases {
-				if c.Level == reports.MUST && c.Outcome == reports.Fail && reports.SuiteOf(c.ID) == m.Suite {
-					caught = append(caught, c.ID)
-				}
+	for _, r := range table.Rows {
+		t.Run(r.Mutant.Name, func(t *testing.T) {
+			for _, c := range r.Record.Cases {
 				if c.Outcome == reports.Error {
 					t.Errorf("%s: error outcome from an in-process mutant: %s", c.ID, c.Message)
 				}
 			}
-			if len(caught) == 0 {
-				t.Fatalf("mutant %s (%s) is caught by no MUST case", m.Name, m.Bug)
+			if len(r.Caught) == 0 {
+				t.Fatalf("mutant %s (%s) is caught by no MUST case", r.Mutant.Name, r.Mutant.Bug)
 			}
-			if rec.ExitCode != 1 {
-				t.Errorf("exit code %d, want 1", rec.ExitCode)
+			if r.Record.ExitCode != 1 {
+				t.Errorf("exit code %d, want 1", r.Record.ExitCode)
 			}
-			t.Logf("caught by %d MUST cases, first %s", len(caught), caught[0])
+			t.Logf("caught by %d MUST cases, first %s", len(r.Caught), r.Caught[0])
 		})
 	}
-	if n := len(mutant.All()); n < 9 {
+	if n := len(table.Rows); n < 9 {
 		t.Errorf("only %d mutants", n)
 	}
 	if !slices.ContainsFunc(mutant.All(), func(m mutant.Mutant) bool { return m.Name == "one-byte-order" }) {

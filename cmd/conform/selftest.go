@@ -4,13 +4,15 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/conform-suite/conform/cases"
 	"github.com/conform-suite/conform/cases/catalog"
+	"github.com/conform-suite/conform/mutation"
+	"github.com/conform-suite/conform/natsserver"
 	"github.com/conform-suite/conform/reports"
-	"github.com/conform-suite/conform/runner"
-	"github.com/conform-suite/conform/sut/builtin"
 	"github.com/conform-suite/conform/sut/impl"
 	"github.com/conform-suite/conform/sut/mutant"
 )
@@ -20,6 +22,8 @@ import (
 func cmdSelftest(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("selftest", stderr)
 	seed := fs.Int64("seed", DefaultSeed, "seed for every random choice a case makes")
+	var suites listFlag
+	fs.Var(&suites, "suite", "only the mutants and cases of these suites (comma-separated, repeatable)")
 	if _, err := parse(fs, args); err != nil {
 		return flagExit(err)
 	}
@@ -28,31 +32,35 @@ func cmdSelftest(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 		fmt.Fprintf(stderr, "conform: %v\n", err)
 		return 1
 	}
-	run := func(spec string, im *impl.Impl) *reports.Record {
-		return runner.Run(ctx, runner.Config{
-			Spec: spec, Client: builtin.New(spec, im), Cases: cat.Cases,
-			Seed: *seed, Corpus: cat.Corpus, Version: impl.Version(),
-		})
+	cs, mutants := cat.Cases, mutant.All()
+	if len(suites) > 0 {
+		cs = slices.DeleteFunc(slices.Clone(cs), func(c cases.Case) bool { return !slices.Contains(suites, c.Suite()) })
+		mutants = slices.DeleteFunc(mutants, func(m mutant.Mutant) bool { return !slices.Contains(suites, m.Suite) })
+		if len(cs) == 0 {
+			fmt.Fprintf(stderr, "conform selftest: no suite named %v (conform list shows them)\n", []string(suites))
+			return exitUsage
+		}
 	}
-	ok := true
-	ref := run("builtin:reference", impl.Reference())
+	// The live cases' broker, started on first use. It carries no conform.v1,
+	// so it has NATS's own default max_payload, which keeps doppler's live
+	// chunking case small across the many runs of the mutation table.
+	broker := natsserver.NewLazy(natsserver.Options{MaxPayload: 1 << 20})
+	defer broker.Shutdown()
+	table := mutation.Run(ctx, mutation.Config{
+		Cases: cs, Mutants: mutants, Seed: *seed, Env: &cases.Env{Broker: broker.URL}, Self: self(),
+		Corpus: cat.Corpus, Version: impl.Version(),
+	})
+	ref := table.Reference
 	fmt.Fprintf(stdout, "builtin:reference: %d cases: %d pass, %d info, %d fail, %d warn, %d error, %d skip\n\n",
 		ref.Summary.Total, ref.Summary.Counts[reports.Pass], ref.Summary.Counts[reports.Info],
 		ref.Summary.Counts[reports.Fail], ref.Summary.Counts[reports.Warn], ref.Summary.Counts[reports.Error], ref.Summary.Counts[reports.Skip])
-	if ref.ExitCode != 0 || ref.Summary.Counts[reports.Warn] > 0 {
-		ok = false
+	if len(mutation.ReferenceFailures(ref)) > 0 || ref.Summary.Counts[reports.Warn] > 0 {
 		reports.WriteText(stdout, ref, false)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "MUTANT\tSUITE\tCAUGHT BY (MUST)\tCASES")
-	for _, m := range mutant.All() {
-		rec := run("builtin:mutant/"+m.Name, m.Impl())
-		var caught []string
-		for _, c := range rec.Cases {
-			if c.Level == reports.MUST && c.Outcome == reports.Fail {
-				caught = append(caught, c.ID)
-			}
-		}
+	for _, r := range table.Rows {
+		m, caught := r.Mutant, r.Caught
 		shown := caught
 		if len(shown) > 3 {
 			shown = append(shown[:3:3], fmt.Sprintf("… %d more", len(caught)-3))
@@ -60,12 +68,11 @@ func cmdSelftest(ctx context.Context, args []string, _ io.Reader, stdout, stderr
 		status := fmt.Sprint(len(caught))
 		if len(caught) == 0 {
 			status = "NOT CAUGHT"
-			ok = false
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", m.Name, m.Suite, status, strings.Join(shown, ", "))
 	}
 	tw.Flush()
-	if !ok {
+	if !table.OK() || ref.Summary.Counts[reports.Warn] > 0 {
 		fmt.Fprintln(stdout, "\nselftest FAILED: the reference must pass every case and every mutant must be caught")
 		return 1
 	}

@@ -132,7 +132,7 @@ var graphFurther = []Mutant{
 	graphMutant("stream-flushes-latest-only",
 		"flushes a STREAM's latest entry instead of draining every entry in order (graph model §Stream drain semantics)",
 		func(d *graph.Deviations) { d.StreamLatestOnly = true }),
-	graphMutant("envelope-stored",
+	graphMutant("fwd-envelope-applied",
 		"applies a FWD{WRITE} with its envelope instead of the bare payload (graph model §The shedding rule)",
 		func(d *graph.Deviations) { d.EnvelopeStored = true }),
 	graphMutant("settings-absent-when-empty",

@@ -20,7 +20,7 @@ import (
 // (sut/impl/liveops.go), each by setting one hook of ref/live.
 var liveMutants = []Mutant{
 	{
-		Name: "publisher-announces-first-stream-only", Suite: "live",
+		Name: "publisher-announces-first-stream-only", Suite: "live", Profile: "ranvier-publisher",
 		Bug: "a connection announces only the first stream under the requested name (ranvier-wire §4.2, ranvier-streams §6.3)",
 		apply: func(im *impl.Impl) {
 			withPublisherHooks(im, func(h *live.PublisherHooks) {
@@ -29,14 +29,14 @@ var liveMutants = []Mutant{
 		},
 	},
 	{
-		Name: "publisher-repeats-announcements", Suite: "live",
+		Name: "publisher-repeats-announcements", Suite: "live", Profile: "ranvier-publisher",
 		Bug: "the publisher forgets what it announced on a connection and announces again before every sample (ranvier-streams §6.4)",
 		apply: func(im *impl.Impl) {
 			withPublisherHooks(im, func(h *live.PublisherHooks) { h.ForgetAnnounced = true })
 		},
 	},
 	{
-		Name: "publisher-atomic-sequence", Suite: "live",
+		Name: "publisher-atomic-sequence", Suite: "live", Profile: "ranvier-publisher",
 		Bug: "numbers samples with an atomic counter and delivers them outside that step, so concurrent publishes arrive out of order (ranvier-streams §2.3)",
 		apply: func(im *impl.Impl) {
 			withPublisherHooks(im, func(h *live.PublisherHooks) {
@@ -52,14 +52,14 @@ var liveMutants = []Mutant{
 		},
 	},
 	{
-		Name: "publisher-resends-whole-buffer", Suite: "live",
+		Name: "publisher-resends-whole-buffer", Suite: "live", Profile: "ranvier-publisher",
 		Bug: "after a partial write the publisher resends the whole frame instead of the rest of it (ranvier-wire §1.4)",
 		apply: func(im *impl.Impl) {
 			withPublisherHooks(im, func(h *live.PublisherHooks) { h.Write = resendWhole })
 		},
 	},
 	{
-		Name: "publisher-sends-before-request", Suite: "live",
+		Name: "publisher-sends-before-request", Suite: "live", Profile: "ranvier-publisher",
 		Bug: "the publisher announces its streams as soon as a subscriber connects, before reading the Request (ranvier-wire §4.1)",
 		apply: func(im *impl.Impl) {
 			withPublisherHooks(im, func(h *live.PublisherHooks) {
@@ -75,7 +75,7 @@ var liveMutants = []Mutant{
 		},
 	},
 	{
-		Name: "subscriber-closes-on-read-timeout", Suite: "live",
+		Name: "subscriber-closes-on-read-timeout", Suite: "live", Profile: "ranvier-subscriber",
 		Bug: "the subscriber closes a connection whose read timed out: a quiet publisher taken for a broken one (ranvier-wire §6.5)",
 		apply: func(im *impl.Impl) {
 			next := im.Live.NewSubscriber
