@@ -1,9 +1,11 @@
-// Package doppler is the catalogue of the doppler suite's codec cases:
+// Package doppler is the catalogue of the doppler suite's cases:
 // doppler's streaming contract (spec/doppler-streaming.md, with the 64-byte
 // header, the chunk block and the error codes pinned in
 // spec/RECONSTRUCTED.md §3) — the receiver's five header checks, the header
 // a sender writes, chunking and reassembly, PUSH's size refusal and the
-// per-socket sequence.
+// per-socket sequence — and its live cases (profile doppler-nats), where the
+// SUT joins subjects on a real NATS server and conform publishes, subscribes
+// and reads the JetStream work queue on the other side.
 //
 // Cases compare a SUT with expectations written into the corpus from the
 // specification's words and RECONSTRUCTED's tables, or, where a case
@@ -18,11 +20,13 @@ import (
 	"github.com/conform-suite/conform/reports"
 )
 
-// Profile is the profile of every codec case of the suite.
+// Profile is the profile of every codec case of the suite; the live cases
+// have LiveProfile.
 const Profile = "doppler"
 
-// Catalogue returns the doppler codec cases, sorted by ID. The vectors come
-// from set.
+// Catalogue returns the doppler cases, sorted by ID: the codec cases of
+// profile doppler, whose vectors come from set, and the live cases of
+// profile doppler-nats.
 func Catalogue(set *corpus.Set[*corpus.DopplerVector]) []cases.Case {
 	s := &suite{set: set}
 	var all []cases.Case
@@ -31,6 +35,12 @@ func Catalogue(set *corpus.Set[*corpus.DopplerVector]) []cases.Case {
 	}
 	for i := range all {
 		all[i].Profile = Profile
+	}
+	for _, group := range [][]cases.Case{s.liveReceive(), s.liveChunking(), s.liveRoles(), s.liveOpen()} {
+		for _, c := range group {
+			c.Profile = LiveProfile
+			all = append(all, c)
+		}
 	}
 	return cases.Sorted(all)
 }

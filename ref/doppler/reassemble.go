@@ -42,6 +42,12 @@ type Reassembler struct {
 	// EagerBytes bounds allocation ahead of arrival. Zero means
 	// DefaultEagerBytes.
 	EagerBytes uint64
+	// Check, when set, is the header check Add judges each message with
+	// instead of [Check]: conform sets it to run one implementation's check
+	// in front of the reference's reassembly. A message it accepts that
+	// cannot be read (shorter than a header, or than its chunk block, or of
+	// a kind and format with no element size) is refused all the same.
+	Check func(msg []byte, o Order) Verdict
 
 	cur asm // the frame in progress, when cur.active
 
@@ -89,7 +95,7 @@ type asm struct {
 // frame's element-aligned geometry is refused and drops the frame too. A
 // repeated chunk index is a no-op: ok false, err nil.
 func (r *Reassembler) Add(msg []byte) (f Frame, ok bool, err error) {
-	if v := Check(msg, r.Order); v != Accepted {
+	if v := r.check(msg); v != Accepted {
 		e := &Error{Code: ErrInvalid, Op: "reassemble", Verdict: v, Detail: "refused by the header check"}
 		if v != ShortMessage {
 			e.Sequence, e.HasSequence = decodeHeader(msg, r.Order).Sequence, true
@@ -129,6 +135,28 @@ func (r *Reassembler) Add(msg []byte) (f Frame, ok bool, err error) {
 		return Frame{}, false, nil
 	}
 	return r.accept(&h, c.Index, payload)
+}
+
+// check runs the header check, and refuses what the reference could not read
+// even when a replaced Check accepted it.
+func (r *Reassembler) check(msg []byte) Verdict {
+	if r.Check == nil {
+		return Check(msg, r.Order)
+	}
+	if v := r.Check(msg, r.Order); v != Accepted {
+		return v
+	}
+	if len(msg) < HeaderSize {
+		return ShortMessage
+	}
+	h := decodeHeader(msg, r.Order)
+	switch {
+	case h.Chunked() && len(msg) < HeaderSize+ChunkBlockSize:
+		return ShortChunkBlock
+	case elemSize(h.Kind, h.Format) == 0:
+		return UnknownFormat
+	}
+	return Accepted
 }
 
 // Pending reports the sequence of the frame in progress, if there is one.

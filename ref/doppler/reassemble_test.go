@@ -318,3 +318,44 @@ func TestReassemblyCopiesOnce(t *testing.T) {
 		t.Errorf("%v allocations per frame, want 1 (the frame buffer)", allocs)
 	}
 }
+
+// TestReplacedCheck: a Reassembler judges by its Check when one is set, and
+// refuses what a lenient Check accepts but no receiver can read, rather
+// than reading outside the message.
+func TestReplacedCheck(t *testing.T) {
+	acceptAll := func([]byte, Order) Verdict { return Accepted }
+	refuseAll := func([]byte, Order) Verdict { return UnknownFlags }
+
+	good := patterned(t, TypeCI16, LittleEndian, 4, 3).AppendMessage(nil, LittleEndian)
+	r := &Reassembler{Check: refuseAll}
+	_, ok, err := r.Add(good)
+	var refused *Error
+	if ok || !errors.As(err, &refused) || refused.Verdict != UnknownFlags {
+		t.Fatalf("a Check that refuses everything: ok %v, err %v; want refused %v", ok, err, UnknownFlags)
+	}
+
+	chunkedShort := patterned(t, TypeCI16, LittleEndian, 4, 3)
+	chunkedShort.Header.Flags = FlagChunked
+	unknownFormat := patterned(t, TypeCI16, LittleEndian, 4, 3)
+	unknownFormat.Header.Format = Format(0x5858)
+	for _, tc := range []struct {
+		name string
+		msg  []byte
+		want Verdict
+	}{
+		{"shorter than a header", good[:10], ShortMessage},
+		{"CHUNKED without room for the chunk block", chunkedShort.AppendMessage(nil, LittleEndian)[:HeaderSize+8], ShortChunkBlock},
+		{"a format with no element size", unknownFormat.AppendMessage(nil, LittleEndian), UnknownFormat},
+	} {
+		r := &Reassembler{Check: acceptAll}
+		_, ok, err := r.Add(tc.msg)
+		var e *Error
+		if ok || !errors.As(err, &e) || e.Verdict != tc.want {
+			t.Errorf("%s accepted by a lenient Check: ok %v, err %v; want refused %v", tc.name, ok, err, tc.want)
+		}
+	}
+	r = &Reassembler{Check: acceptAll}
+	if f, ok, err := r.Add(good); !ok || err != nil || !bytes.Equal(f.Payload, good[HeaderSize:]) {
+		t.Errorf("a conforming frame through a lenient Check: ok %v, err %v", ok, err)
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
 	"github.com/conform-suite/conform/ref/doppler"
+	"github.com/conform-suite/conform/ref/doppler/dpnats"
 )
 
 // Reassembler is one subscription's reassembly; *doppler.Reassembler is the
@@ -21,6 +22,7 @@ type Reassembler interface {
 type DopplerSender interface {
 	Publish(f doppler.Frame) ([][]byte, error)
 	Send(f doppler.Frame) ([]byte, error)
+	NextSequence() uint64
 }
 
 // DopplerParts are the doppler suite's swappable parts of an Impl.
@@ -34,8 +36,10 @@ type DopplerParts struct {
 	// message.
 	DecodeHeader     func(b []byte, o doppler.Order) (doppler.Header, error)
 	DecodeChunkBlock func(b []byte, o doppler.Order) (doppler.ChunkBlock, error)
-	// NewReassembler returns a fresh receiver's reassembly.
-	NewReassembler func(o doppler.Order) Reassembler
+	// NewReassembler returns a fresh receiver's reassembly, judging each
+	// message with check (the Check part, as the codec and the live
+	// sockets both pass it).
+	NewReassembler func(o doppler.Order, check func(msg []byte, o doppler.Order) doppler.Verdict) Reassembler
 	// Chunk cuts a frame into PUB messages, as doppler.Chunk.
 	Chunk func(f doppler.Frame, maxPayload int, o doppler.Order) ([][]byte, error)
 	// CheckPush decides whether PUSH may send a frame, as doppler.CheckPush.
@@ -47,19 +51,36 @@ type DopplerParts struct {
 	AppendHeader func(dst []byte, o doppler.Order, h doppler.Header) []byte
 	// NewSender returns a fresh socket's sender.
 	NewSender func(o doppler.Order, maxPayload int) DopplerSender
+
+	// The live parts (dopplerlive.go), used only by the doppler-nats ops.
+
+	// Names derives a live socket's subjects and JetStream objects from its
+	// endpoint (doppler §5), as doppler.Endpoint's methods.
+	Names func(ep doppler.Endpoint) dpnats.Names
+	// RawType is the type the raw-bytes face of REQ/REP sends as (doppler
+	// §2): doppler.TypeRaw.
+	RawType doppler.Type
+	// Ack acknowledges a frame a PULL socket received, as Delivery.Ack.
+	Ack func(ctx context.Context, d *dpnats.Delivery) error
+	// SendError is what a live send reports for the error a socket
+	// returned; the reference reports it as it is.
+	SendError func(err error) error
+
+	// live holds the open live sockets; shared by the copies of the parts.
+	live *dopplerLive
 }
 
 // referenceDoppler returns the reference's doppler parts and declares the
 // profile.
 func referenceDoppler(im *Impl) DopplerParts {
-	im.Profiles = append(im.Profiles, "doppler")
+	im.Profiles = append(im.Profiles, "doppler", "doppler-nats")
 	return DopplerParts{
 		Check:            doppler.CheckLength,
 		CodeOf:           doppler.Verdict.Code,
 		DecodeHeader:     doppler.DecodeHeader,
 		DecodeChunkBlock: doppler.DecodeChunkBlock,
-		NewReassembler: func(o doppler.Order) Reassembler {
-			return &doppler.Reassembler{Order: o}
+		NewReassembler: func(o doppler.Order, check func([]byte, doppler.Order) doppler.Verdict) Reassembler {
+			return &doppler.Reassembler{Order: o, Check: check}
 		},
 		Chunk:        doppler.Chunk,
 		CheckPush:    doppler.CheckPush,
@@ -68,13 +89,25 @@ func referenceDoppler(im *Impl) DopplerParts {
 		NewSender: func(o doppler.Order, maxPayload int) DopplerSender {
 			return doppler.NewSender(o, maxPayload)
 		},
+		Names:     func(ep doppler.Endpoint) dpnats.Names { return ep },
+		RawType:   doppler.TypeRaw,
+		Ack:       func(ctx context.Context, dl *dpnats.Delivery) error { return dl.Ack(ctx) },
+		SendError: func(err error) error { return err },
+		live:      newDopplerLive(),
 	}
 }
 
+// checkMessage is the Check part for a whole message, as the reassembly and
+// the live sockets call it.
+func (d *DopplerParts) checkMessage(msg []byte, o doppler.Order) doppler.Verdict {
+	return d.Check(msg, uint64(len(msg)), o)
+}
+
 // doppler answers one doppler op.
-func (im *Impl) doppler(_ context.Context, op *conformpb.DopplerOp) (*conformpb.DopplerResult, error) {
+func (im *Impl) doppler(ctx context.Context, op *conformpb.DopplerOp) (*conformpb.DopplerResult, error) {
 	d := &im.Doppler
 	res := new(conformpb.DopplerResult)
+	whole := op
 	switch op := op.Op.(type) {
 	case *conformpb.DopplerOp_Check:
 		res.Result = &conformpb.DopplerResult_Check{Check: d.check(op.Check)}
@@ -101,7 +134,14 @@ func (im *Impl) doppler(_ context.Context, op *conformpb.DopplerOp) (*conformpb.
 		}
 		res.Result = &conformpb.DopplerResult_Sequence{Sequence: r}
 	default:
-		return nil, &UnimplementedError{Detail: fmt.Sprintf("doppler op %T is not implemented by %s", op, im.Name)}
+		r, err := d.liveOp(ctx, whole)
+		if err != nil {
+			return nil, err
+		}
+		if r == nil {
+			return nil, &UnimplementedError{Detail: fmt.Sprintf("doppler op %T is not implemented by %s", op, im.Name)}
+		}
+		res = r
 	}
 	return res, nil
 }
@@ -234,7 +274,7 @@ func (d *DopplerParts) reassemble(op *conformpb.DopplerReassemble) *conformpb.Do
 	o := DopplerOrder(op.Order)
 	res := new(conformpb.DopplerReassembleResult)
 	for _, in := range op.Inputs {
-		r := d.NewReassembler(o)
+		r := d.NewReassembler(o, d.checkMessage)
 		out := new(conformpb.DopplerReassembleOutput)
 		for i, msg := range in.Messages {
 			f, ok, err := r.Add(msg)

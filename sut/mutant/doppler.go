@@ -1,16 +1,20 @@
 package mutant
 
 import (
+	"context"
 	"encoding/binary"
+	"errors"
 	"math/bits"
 
 	"github.com/conform-suite/conform/ref/doppler"
+	"github.com/conform-suite/conform/ref/doppler/dpnats"
 	"github.com/conform-suite/conform/sut/impl"
 )
 
-// dopplerMutants are every doppler mutant: the ones issue 6 lists, then the
-// further failure modes that give each remaining MUST case a bug to catch.
-var dopplerMutants = append(append([]Mutant(nil), dopplerListed...), dopplerFurther...)
+// dopplerMutants are every doppler mutant: the ones issue 6 lists, the
+// further failure modes that give each remaining MUST case a bug to catch,
+// and the ones only the live cases can see.
+var dopplerMutants = append(append(append([]Mutant(nil), dopplerListed...), dopplerFurther...), dopplerLiveMutants...)
 
 // dopplerListed are the failure modes doppler-streaming names (§3, §4, §7)
 // and issue 6 lists.
@@ -140,13 +144,63 @@ var dopplerFurther = []Mutant{
 		dpSenderCfg{shared: true}),
 }
 
+// dopplerLiveMutants are failure modes only a socket on a real broker
+// shows: the names derived from an endpoint, the raw-bytes face, the work
+// queue's acks, the state a drain leaves.
+var dopplerLiveMutants = []Mutant{
+	{
+		Name: "names-misderived", Suite: "doppler",
+		Bug: "derives <base>.pub.CF32, <base>.rpc, <base>.work.CF32 and the stream DPWORK_<base> instead of RECONSTRUCTED §3's names (doppler §5)",
+		apply: func(im *impl.Impl) {
+			im.Doppler.Names = func(ep doppler.Endpoint) dpnats.Names { return dpBugNames{ep} }
+		},
+	},
+	{
+		Name: "raw-face-as-ci8", Suite: "doppler",
+		Bug:   "sends the raw-bytes face of REQ/REP as CI8 samples instead of format \"SB\" bytes, so an odd byte count cannot be sent (doppler §2)",
+		apply: func(im *impl.Impl) { im.Doppler.RawType = doppler.TypeCI8 },
+	},
+	{
+		Name: "pull-never-acks", Suite: "doppler",
+		Bug: "a PULL worker reports its frames acked without acking them, so the work queue keeps them and redelivers them (doppler §6)",
+		apply: func(im *impl.Impl) {
+			im.Doppler.Ack = func(context.Context, *dpnats.Delivery) error { return nil }
+		},
+	},
+	{
+		Name: "closed-reported-as-transport", Suite: "doppler",
+		Bug: "reports a send on a drained socket as a transport failure, DP_ERR, instead of the state DP_ERR_CLOSED (doppler §6b)",
+		apply: func(im *impl.Impl) {
+			im.Doppler.SendError = func(err error) error {
+				if errors.Is(err, doppler.ErrClosed) {
+					return doppler.ErrGeneric
+				}
+				return err
+			}
+		},
+	},
+}
+
+// dpBugNames derives an endpoint's names wrongly: the type's name for its
+// subject token, another request subject and another stream name. The
+// wildcards stay right, so a subscriber of every type still hears.
+type dpBugNames struct{ ep doppler.Endpoint }
+
+func (n dpBugNames) PubSubject(t doppler.Type) string  { return n.ep.Base + ".pub." + t.String() }
+func (n dpBugNames) PubWildcard() string               { return n.ep.PubWildcard() }
+func (n dpBugNames) ReqSubject() string                { return n.ep.Base + ".rpc" }
+func (n dpBugNames) WorkSubject(t doppler.Type) string { return n.ep.Base + ".work." + t.String() }
+func (n dpBugNames) WorkWildcard() string              { return n.ep.WorkWildcard() }
+func (n dpBugNames) StreamName() string                { return "DPWORK_" + n.ep.Base }
+func (n dpBugNames) ConsumerName() string              { return n.ep.ConsumerName() }
+
 func dpCheckMutant(name, bug string, b dpBugCheck) Mutant {
 	return Mutant{Name: name, Suite: "doppler", Bug: bug, apply: func(im *impl.Impl) { im.Doppler.Check = b.check }}
 }
 
 func dpReasmMutant(name, bug string, cfg dpBugReasm) Mutant {
 	return Mutant{Name: name, Suite: "doppler", Bug: bug, apply: func(im *impl.Impl) {
-		im.Doppler.NewReassembler = func(o doppler.Order) impl.Reassembler {
+		im.Doppler.NewReassembler = func(o doppler.Order, _ func([]byte, doppler.Order) doppler.Verdict) impl.Reassembler {
 			r := cfg
 			r.ref = &doppler.Reassembler{Order: o}
 			r.order = o
@@ -523,6 +577,8 @@ func (s *dpBugSender) Publish(f doppler.Frame) ([][]byte, error) {
 	*s.next++
 	return msgs, nil
 }
+
+func (s *dpBugSender) NextSequence() uint64 { return *s.next }
 
 func (s *dpBugSender) Send(f doppler.Frame) ([]byte, error) {
 	if !s.cfg.pushAnySize {

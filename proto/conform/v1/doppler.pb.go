@@ -7,9 +7,10 @@
 // that implements the profile "doppler" answers the codec ops below; one that
 // does not answers Unimplemented and the doppler cases are skipped. The live
 // ops of the profile "doppler-nats", where the SUT joins a subject on a real
-// broker, will sit beside these in the same oneof, at field numbers 20 to 39.
+// broker, sit beside these in the same oneof, at field numbers 20 to 39; they
+// are described after the codec ops.
 //
-// Every op is batched: it holds several inputs, each input is handled on its
+// Every codec op is batched: it holds several inputs, each input is handled on its
 // own with fresh state (a new receiver, a new socket), and the result holds
 // exactly one output per input, in the same order. A verdict on an input (a
 // message refused, a frame too large) is an output, never an Error response:
@@ -313,6 +314,77 @@ func (DopplerSendRole) EnumDescriptor() ([]byte, []int) {
 	return file_conform_v1_doppler_proto_rawDescGZIP(), []int{3}
 }
 
+// DopplerLiveRole is one of doppler's six roles (doppler §2).
+type DopplerLiveRole int32
+
+const (
+	DopplerLiveRole_DOPPLER_LIVE_ROLE_UNSPECIFIED DopplerLiveRole = 0
+	// Publish frames of one type on <base>.pub.<type>, chunking what does not
+	// fit the connection's max_payload.
+	DopplerLiveRole_DOPPLER_LIVE_ROLE_PUB DopplerLiveRole = 1
+	// Subscribe to <base>.pub.<type>, or to every type, and reassemble.
+	DopplerLiveRole_DOPPLER_LIVE_ROLE_SUB DopplerLiveRole = 2
+	// Send requests on <base>.req and wait for each reply.
+	DopplerLiveRole_DOPPLER_LIVE_ROLE_REQ DopplerLiveRole = 3
+	// Answer requests on <base>.req as the join's reply plan says.
+	DopplerLiveRole_DOPPLER_LIVE_ROLE_REP DopplerLiveRole = 4
+	// Push frames of one type into the work queue on <base>.work.<type>,
+	// creating the stream DP_WORK_<base> when the broker has none.
+	DopplerLiveRole_DOPPLER_LIVE_ROLE_PUSH DopplerLiveRole = 5
+	// Pull frames from DP_WORK_<base> through the durable consumer
+	// DP_PULL_<base>, acking each unless the join says not to.
+	DopplerLiveRole_DOPPLER_LIVE_ROLE_PULL DopplerLiveRole = 6
+)
+
+// Enum value maps for DopplerLiveRole.
+var (
+	DopplerLiveRole_name = map[int32]string{
+		0: "DOPPLER_LIVE_ROLE_UNSPECIFIED",
+		1: "DOPPLER_LIVE_ROLE_PUB",
+		2: "DOPPLER_LIVE_ROLE_SUB",
+		3: "DOPPLER_LIVE_ROLE_REQ",
+		4: "DOPPLER_LIVE_ROLE_REP",
+		5: "DOPPLER_LIVE_ROLE_PUSH",
+		6: "DOPPLER_LIVE_ROLE_PULL",
+	}
+	DopplerLiveRole_value = map[string]int32{
+		"DOPPLER_LIVE_ROLE_UNSPECIFIED": 0,
+		"DOPPLER_LIVE_ROLE_PUB":         1,
+		"DOPPLER_LIVE_ROLE_SUB":         2,
+		"DOPPLER_LIVE_ROLE_REQ":         3,
+		"DOPPLER_LIVE_ROLE_REP":         4,
+		"DOPPLER_LIVE_ROLE_PUSH":        5,
+		"DOPPLER_LIVE_ROLE_PULL":        6,
+	}
+)
+
+func (x DopplerLiveRole) Enum() *DopplerLiveRole {
+	p := new(DopplerLiveRole)
+	*p = x
+	return p
+}
+
+func (x DopplerLiveRole) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (DopplerLiveRole) Descriptor() protoreflect.EnumDescriptor {
+	return file_conform_v1_doppler_proto_enumTypes[4].Descriptor()
+}
+
+func (DopplerLiveRole) Type() protoreflect.EnumType {
+	return &file_conform_v1_doppler_proto_enumTypes[4]
+}
+
+func (x DopplerLiveRole) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use DopplerLiveRole.Descriptor instead.
+func (DopplerLiveRole) EnumDescriptor() ([]byte, []int) {
+	return file_conform_v1_doppler_proto_rawDescGZIP(), []int{4}
+}
+
 // DopplerOp is one op of the doppler suite.
 type DopplerOp struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -324,6 +396,12 @@ type DopplerOp struct {
 	//	*DopplerOp_PushCheck
 	//	*DopplerOp_EncodeHeader
 	//	*DopplerOp_Sequence
+	//	*DopplerOp_Join
+	//	*DopplerOp_Send
+	//	*DopplerOp_Collect
+	//	*DopplerOp_Flush
+	//	*DopplerOp_Drain
+	//	*DopplerOp_Leave
 	Op            isDopplerOp_Op `protobuf_oneof:"op"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -420,6 +498,60 @@ func (x *DopplerOp) GetSequence() *DopplerSequence {
 	return nil
 }
 
+func (x *DopplerOp) GetJoin() *DopplerJoin {
+	if x != nil {
+		if x, ok := x.Op.(*DopplerOp_Join); ok {
+			return x.Join
+		}
+	}
+	return nil
+}
+
+func (x *DopplerOp) GetSend() *DopplerSend {
+	if x != nil {
+		if x, ok := x.Op.(*DopplerOp_Send); ok {
+			return x.Send
+		}
+	}
+	return nil
+}
+
+func (x *DopplerOp) GetCollect() *DopplerCollect {
+	if x != nil {
+		if x, ok := x.Op.(*DopplerOp_Collect); ok {
+			return x.Collect
+		}
+	}
+	return nil
+}
+
+func (x *DopplerOp) GetFlush() *DopplerFlush {
+	if x != nil {
+		if x, ok := x.Op.(*DopplerOp_Flush); ok {
+			return x.Flush
+		}
+	}
+	return nil
+}
+
+func (x *DopplerOp) GetDrain() *DopplerDrain {
+	if x != nil {
+		if x, ok := x.Op.(*DopplerOp_Drain); ok {
+			return x.Drain
+		}
+	}
+	return nil
+}
+
+func (x *DopplerOp) GetLeave() *DopplerLeave {
+	if x != nil {
+		if x, ok := x.Op.(*DopplerOp_Leave); ok {
+			return x.Leave
+		}
+	}
+	return nil
+}
+
 type isDopplerOp_Op interface {
 	isDopplerOp_Op()
 }
@@ -454,7 +586,37 @@ type DopplerOp_EncodeHeader struct {
 type DopplerOp_Sequence struct {
 	// Send frames through sockets and report the messages, to judge the
 	// per-socket sequence (doppler §7).
-	Sequence *DopplerSequence `protobuf:"bytes,6,opt,name=sequence,proto3,oneof"` // Field numbers 20 to 39 are kept for the live doppler-nats ops.
+	Sequence *DopplerSequence `protobuf:"bytes,6,opt,name=sequence,proto3,oneof"` // Field numbers 20 to 39 are the live doppler-nats ops.
+}
+
+type DopplerOp_Join struct {
+	// Open a socket of a role on a real broker (doppler §2, §5).
+	Join *DopplerJoin `protobuf:"bytes,20,opt,name=join,proto3,oneof"`
+}
+
+type DopplerOp_Send struct {
+	// Send frames through a PUB, PUSH or REQ socket.
+	Send *DopplerSend `protobuf:"bytes,21,opt,name=send,proto3,oneof"`
+}
+
+type DopplerOp_Collect struct {
+	// Report what a SUB, REP or PULL socket delivered and refused.
+	Collect *DopplerCollect `protobuf:"bytes,22,opt,name=collect,proto3,oneof"`
+}
+
+type DopplerOp_Flush struct {
+	// The round trip of doppler §6b on a socket.
+	Flush *DopplerFlush `protobuf:"bytes,23,opt,name=flush,proto3,oneof"`
+}
+
+type DopplerOp_Drain struct {
+	// The ordered exit of doppler §6b; the socket stays known until leave.
+	Drain *DopplerDrain `protobuf:"bytes,24,opt,name=drain,proto3,oneof"`
+}
+
+type DopplerOp_Leave struct {
+	// Close a socket and forget it.
+	Leave *DopplerLeave `protobuf:"bytes,25,opt,name=leave,proto3,oneof"`
 }
 
 func (*DopplerOp_Check) isDopplerOp_Op() {}
@@ -469,6 +631,18 @@ func (*DopplerOp_EncodeHeader) isDopplerOp_Op() {}
 
 func (*DopplerOp_Sequence) isDopplerOp_Op() {}
 
+func (*DopplerOp_Join) isDopplerOp_Op() {}
+
+func (*DopplerOp_Send) isDopplerOp_Op() {}
+
+func (*DopplerOp_Collect) isDopplerOp_Op() {}
+
+func (*DopplerOp_Flush) isDopplerOp_Op() {}
+
+func (*DopplerOp_Drain) isDopplerOp_Op() {}
+
+func (*DopplerOp_Leave) isDopplerOp_Op() {}
+
 // DopplerResult is the answer to a DopplerOp: the result of the same name.
 type DopplerResult struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -480,6 +654,12 @@ type DopplerResult struct {
 	//	*DopplerResult_PushCheck
 	//	*DopplerResult_EncodeHeader
 	//	*DopplerResult_Sequence
+	//	*DopplerResult_Join
+	//	*DopplerResult_Send
+	//	*DopplerResult_Collect
+	//	*DopplerResult_Flush
+	//	*DopplerResult_Drain
+	//	*DopplerResult_Leave
 	Result        isDopplerResult_Result `protobuf_oneof:"result"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -576,6 +756,60 @@ func (x *DopplerResult) GetSequence() *DopplerSequenceResult {
 	return nil
 }
 
+func (x *DopplerResult) GetJoin() *DopplerJoinResult {
+	if x != nil {
+		if x, ok := x.Result.(*DopplerResult_Join); ok {
+			return x.Join
+		}
+	}
+	return nil
+}
+
+func (x *DopplerResult) GetSend() *DopplerSendResult {
+	if x != nil {
+		if x, ok := x.Result.(*DopplerResult_Send); ok {
+			return x.Send
+		}
+	}
+	return nil
+}
+
+func (x *DopplerResult) GetCollect() *DopplerCollectResult {
+	if x != nil {
+		if x, ok := x.Result.(*DopplerResult_Collect); ok {
+			return x.Collect
+		}
+	}
+	return nil
+}
+
+func (x *DopplerResult) GetFlush() *DopplerFlushResult {
+	if x != nil {
+		if x, ok := x.Result.(*DopplerResult_Flush); ok {
+			return x.Flush
+		}
+	}
+	return nil
+}
+
+func (x *DopplerResult) GetDrain() *DopplerDrainResult {
+	if x != nil {
+		if x, ok := x.Result.(*DopplerResult_Drain); ok {
+			return x.Drain
+		}
+	}
+	return nil
+}
+
+func (x *DopplerResult) GetLeave() *DopplerLeaveResult {
+	if x != nil {
+		if x, ok := x.Result.(*DopplerResult_Leave); ok {
+			return x.Leave
+		}
+	}
+	return nil
+}
+
 type isDopplerResult_Result interface {
 	isDopplerResult_Result()
 }
@@ -604,6 +838,30 @@ type DopplerResult_Sequence struct {
 	Sequence *DopplerSequenceResult `protobuf:"bytes,6,opt,name=sequence,proto3,oneof"`
 }
 
+type DopplerResult_Join struct {
+	Join *DopplerJoinResult `protobuf:"bytes,20,opt,name=join,proto3,oneof"`
+}
+
+type DopplerResult_Send struct {
+	Send *DopplerSendResult `protobuf:"bytes,21,opt,name=send,proto3,oneof"`
+}
+
+type DopplerResult_Collect struct {
+	Collect *DopplerCollectResult `protobuf:"bytes,22,opt,name=collect,proto3,oneof"`
+}
+
+type DopplerResult_Flush struct {
+	Flush *DopplerFlushResult `protobuf:"bytes,23,opt,name=flush,proto3,oneof"`
+}
+
+type DopplerResult_Drain struct {
+	Drain *DopplerDrainResult `protobuf:"bytes,24,opt,name=drain,proto3,oneof"`
+}
+
+type DopplerResult_Leave struct {
+	Leave *DopplerLeaveResult `protobuf:"bytes,25,opt,name=leave,proto3,oneof"`
+}
+
 func (*DopplerResult_Check) isDopplerResult_Result() {}
 
 func (*DopplerResult_Reassemble) isDopplerResult_Result() {}
@@ -615,6 +873,18 @@ func (*DopplerResult_PushCheck) isDopplerResult_Result() {}
 func (*DopplerResult_EncodeHeader) isDopplerResult_Result() {}
 
 func (*DopplerResult_Sequence) isDopplerResult_Result() {}
+
+func (*DopplerResult_Join) isDopplerResult_Result() {}
+
+func (*DopplerResult_Send) isDopplerResult_Result() {}
+
+func (*DopplerResult_Collect) isDopplerResult_Result() {}
+
+func (*DopplerResult_Flush) isDopplerResult_Result() {}
+
+func (*DopplerResult_Drain) isDopplerResult_Result() {}
+
+func (*DopplerResult_Leave) isDopplerResult_Result() {}
 
 // DopplerHeader is dp_header_t v2 field by field, as the SUT decoded it.
 type DopplerHeader struct {
@@ -2528,12 +2798,1029 @@ func (x *DopplerSent) GetRefused() *DopplerRefusal {
 	return nil
 }
 
+// DopplerJoin opens one socket. The SUT dials the broker the endpoint names
+// (its authority is the server URL verbatim, doppler §5), reads max_payload
+// from that connection (§8), and answers only once the socket is ready: a
+// receiving socket's subscription has reached the server (a flush round trip
+// after subscribing), so that everything the harness publishes after the
+// answer reaches it; a PULL socket has bound its consumer; a PUSH socket's
+// stream exists.
+type DopplerJoin struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// nats://host:port/<base>.
+	Endpoint string          `protobuf:"bytes,1,opt,name=endpoint,proto3" json:"endpoint,omitempty"`
+	Role     DopplerLiveRole `protobuf:"varint,2,opt,name=role,proto3,enum=conform.v1.DopplerLiveRole" json:"role,omitempty"`
+	// PUB and PUSH: the type the socket sends. SUB: the type subscribed to;
+	// UNSPECIFIED subscribes to every type (<base>.pub.*), the header being
+	// the authority on each frame's type. Other roles ignore it.
+	Type DopplerFrameType `protobuf:"varint,3,opt,name=type,proto3,enum=conform.v1.DopplerFrameType" json:"type,omitempty"`
+	// The socket's byte order: the order it writes in and reads the magic in.
+	Order DopplerByteOrder `protobuf:"varint,4,opt,name=order,proto3,enum=conform.v1.DopplerByteOrder" json:"order,omitempty"`
+	// PULL: the ack wait of the durable consumer, when this socket is the one
+	// that creates it. 0: the SUT's default.
+	AckWaitMs uint32 `protobuf:"varint,5,opt,name=ack_wait_ms,json=ackWaitMs,proto3" json:"ack_wait_ms,omitempty"`
+	// PULL: receive without acking, as a worker about to die does; what it
+	// received is redelivered to another worker once the ack wait passes.
+	NoAck bool `protobuf:"varint,6,opt,name=no_ack,json=noAck,proto3" json:"no_ack,omitempty"`
+	// REP: how to answer each request.
+	Reply         *DopplerReplyPlan `protobuf:"bytes,7,opt,name=reply,proto3" json:"reply,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DopplerJoin) Reset() {
+	*x = DopplerJoin{}
+	mi := &file_conform_v1_doppler_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DopplerJoin) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DopplerJoin) ProtoMessage() {}
+
+func (x *DopplerJoin) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_doppler_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DopplerJoin.ProtoReflect.Descriptor instead.
+func (*DopplerJoin) Descriptor() ([]byte, []int) {
+	return file_conform_v1_doppler_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *DopplerJoin) GetEndpoint() string {
+	if x != nil {
+		return x.Endpoint
+	}
+	return ""
+}
+
+func (x *DopplerJoin) GetRole() DopplerLiveRole {
+	if x != nil {
+		return x.Role
+	}
+	return DopplerLiveRole_DOPPLER_LIVE_ROLE_UNSPECIFIED
+}
+
+func (x *DopplerJoin) GetType() DopplerFrameType {
+	if x != nil {
+		return x.Type
+	}
+	return DopplerFrameType_DOPPLER_FRAME_TYPE_UNSPECIFIED
+}
+
+func (x *DopplerJoin) GetOrder() DopplerByteOrder {
+	if x != nil {
+		return x.Order
+	}
+	return DopplerByteOrder_DOPPLER_BYTE_ORDER_LITTLE_ENDIAN
+}
+
+func (x *DopplerJoin) GetAckWaitMs() uint32 {
+	if x != nil {
+		return x.AckWaitMs
+	}
+	return 0
+}
+
+func (x *DopplerJoin) GetNoAck() bool {
+	if x != nil {
+		return x.NoAck
+	}
+	return false
+}
+
+func (x *DopplerJoin) GetReply() *DopplerReplyPlan {
+	if x != nil {
+		return x.Reply
+	}
+	return nil
+}
+
+// DopplerReplyPlan is what a REP socket answers every request it accepts
+// with.
+type DopplerReplyPlan struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The reply's type. RAW answers through the raw-bytes face (doppler §2).
+	// UNSPECIFIED: the request's own type.
+	Type DopplerFrameType `protobuf:"varint,1,opt,name=type,proto3,enum=conform.v1.DopplerFrameType" json:"type,omitempty"`
+	// The reply's payload, a whole number of elements of its type.
+	Payload []byte `protobuf:"bytes,2,opt,name=payload,proto3" json:"payload,omitempty"`
+	// Answer with the request's payload instead of payload.
+	Echo          bool `protobuf:"varint,3,opt,name=echo,proto3" json:"echo,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DopplerReplyPlan) Reset() {
+	*x = DopplerReplyPlan{}
+	mi := &file_conform_v1_doppler_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DopplerReplyPlan) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DopplerReplyPlan) ProtoMessage() {}
+
+func (x *DopplerReplyPlan) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_doppler_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DopplerReplyPlan.ProtoReflect.Descriptor instead.
+func (*DopplerReplyPlan) Descriptor() ([]byte, []int) {
+	return file_conform_v1_doppler_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *DopplerReplyPlan) GetType() DopplerFrameType {
+	if x != nil {
+		return x.Type
+	}
+	return DopplerFrameType_DOPPLER_FRAME_TYPE_UNSPECIFIED
+}
+
+func (x *DopplerReplyPlan) GetPayload() []byte {
+	if x != nil {
+		return x.Payload
+	}
+	return nil
+}
+
+func (x *DopplerReplyPlan) GetEcho() bool {
+	if x != nil {
+		return x.Echo
+	}
+	return false
+}
+
+type DopplerJoinResult struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The socket's handle, never 0; 0 when refused is set.
+	Handle uint64 `protobuf:"varint,1,opt,name=handle,proto3" json:"handle,omitempty"`
+	// Set when the socket could not be opened (the broker unreachable, a
+	// PULL whose stream does not exist); no socket then.
+	Refused *DopplerRefusal `protobuf:"bytes,2,opt,name=refused,proto3" json:"refused,omitempty"`
+	// The max_payload the socket read from its connection.
+	MaxPayload    uint64 `protobuf:"varint,3,opt,name=max_payload,json=maxPayload,proto3" json:"max_payload,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DopplerJoinResult) Reset() {
+	*x = DopplerJoinResult{}
+	mi := &file_conform_v1_doppler_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DopplerJoinResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DopplerJoinResult) ProtoMessage() {}
+
+func (x *DopplerJoinResult) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_doppler_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DopplerJoinResult.ProtoReflect.Descriptor instead.
+func (*DopplerJoinResult) Descriptor() ([]byte, []int) {
+	return file_conform_v1_doppler_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *DopplerJoinResult) GetHandle() uint64 {
+	if x != nil {
+		return x.Handle
+	}
+	return 0
+}
+
+func (x *DopplerJoinResult) GetRefused() *DopplerRefusal {
+	if x != nil {
+		return x.Refused
+	}
+	return nil
+}
+
+func (x *DopplerJoinResult) GetMaxPayload() uint64 {
+	if x != nil {
+		return x.MaxPayload
+	}
+	return 0
+}
+
+// DopplerSend sends frames, in order, through a PUB, PUSH or REQ socket.
+type DopplerSend struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Handle uint64                 `protobuf:"varint,1,opt,name=handle,proto3" json:"handle,omitempty"`
+	Frames []*DopplerLiveFrame    `protobuf:"bytes,2,rep,name=frames,proto3" json:"frames,omitempty"`
+	// REQ: how long to wait for each reply, in milliseconds; 0 means 2000.
+	TimeoutMs     uint32 `protobuf:"varint,3,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DopplerSend) Reset() {
+	*x = DopplerSend{}
+	mi := &file_conform_v1_doppler_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DopplerSend) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DopplerSend) ProtoMessage() {}
+
+func (x *DopplerSend) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_doppler_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DopplerSend.ProtoReflect.Descriptor instead.
+func (*DopplerSend) Descriptor() ([]byte, []int) {
+	return file_conform_v1_doppler_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *DopplerSend) GetHandle() uint64 {
+	if x != nil {
+		return x.Handle
+	}
+	return 0
+}
+
+func (x *DopplerSend) GetFrames() []*DopplerLiveFrame {
+	if x != nil {
+		return x.Frames
+	}
+	return nil
+}
+
+func (x *DopplerSend) GetTimeoutMs() uint32 {
+	if x != nil {
+		return x.TimeoutMs
+	}
+	return 0
+}
+
+// DopplerLiveFrame is one frame to send: its payload, given or described.
+type DopplerLiveFrame struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The payload, a whole number of elements of the socket's type.
+	Payload []byte `protobuf:"bytes,1,opt,name=payload,proto3" json:"payload,omitempty"`
+	// Instead of payload, for one too large to carry: fill_length bytes made
+	// of fill_pattern repeated. A SUT may refuse the op with an Error for a
+	// fill above 256 MiB.
+	FillLength  uint64 `protobuf:"varint,2,opt,name=fill_length,json=fillLength,proto3" json:"fill_length,omitempty"`
+	FillPattern []byte `protobuf:"bytes,3,opt,name=fill_pattern,json=fillPattern,proto3" json:"fill_pattern,omitempty"`
+	// REQ: the request's type; RAW sends through the raw-bytes face
+	// (doppler §2). UNSPECIFIED means RAW.
+	Type          DopplerFrameType `protobuf:"varint,4,opt,name=type,proto3,enum=conform.v1.DopplerFrameType" json:"type,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DopplerLiveFrame) Reset() {
+	*x = DopplerLiveFrame{}
+	mi := &file_conform_v1_doppler_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DopplerLiveFrame) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DopplerLiveFrame) ProtoMessage() {}
+
+func (x *DopplerLiveFrame) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_doppler_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DopplerLiveFrame.ProtoReflect.Descriptor instead.
+func (*DopplerLiveFrame) Descriptor() ([]byte, []int) {
+	return file_conform_v1_doppler_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *DopplerLiveFrame) GetPayload() []byte {
+	if x != nil {
+		return x.Payload
+	}
+	return nil
+}
+
+func (x *DopplerLiveFrame) GetFillLength() uint64 {
+	if x != nil {
+		return x.FillLength
+	}
+	return 0
+}
+
+func (x *DopplerLiveFrame) GetFillPattern() []byte {
+	if x != nil {
+		return x.FillPattern
+	}
+	return nil
+}
+
+func (x *DopplerLiveFrame) GetType() DopplerFrameType {
+	if x != nil {
+		return x.Type
+	}
+	return DopplerFrameType_DOPPLER_FRAME_TYPE_UNSPECIFIED
+}
+
+type DopplerSendResult struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// One output per frame, in order.
+	Outputs       []*DopplerSendOutput `protobuf:"bytes,1,rep,name=outputs,proto3" json:"outputs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DopplerSendResult) Reset() {
+	*x = DopplerSendResult{}
+	mi := &file_conform_v1_doppler_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DopplerSendResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DopplerSendResult) ProtoMessage() {}
+
+func (x *DopplerSendResult) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_doppler_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DopplerSendResult.ProtoReflect.Descriptor instead.
+func (*DopplerSendResult) Descriptor() ([]byte, []int) {
+	return file_conform_v1_doppler_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *DopplerSendResult) GetOutputs() []*DopplerSendOutput {
+	if x != nil {
+		return x.Outputs
+	}
+	return nil
+}
+
+type DopplerSendOutput struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Set when the send was refused (DP_ERR_TOO_LARGE for an oversized PUSH,
+	// DP_ERR_CLOSED after a drain, DP_ERR_TIMEOUT for a REQ without reply).
+	Refused *DopplerRefusal `protobuf:"bytes,1,opt,name=refused,proto3" json:"refused,omitempty"`
+	// REQ: the reply, as the socket received it.
+	Reply         *DopplerFrame `protobuf:"bytes,2,opt,name=reply,proto3" json:"reply,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DopplerSendOutput) Reset() {
+	*x = DopplerSendOutput{}
+	mi := &file_conform_v1_doppler_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DopplerSendOutput) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DopplerSendOutput) ProtoMessage() {}
+
+func (x *DopplerSendOutput) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_doppler_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DopplerSendOutput.ProtoReflect.Descriptor instead.
+func (*DopplerSendOutput) Descriptor() ([]byte, []int) {
+	return file_conform_v1_doppler_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *DopplerSendOutput) GetRefused() *DopplerRefusal {
+	if x != nil {
+		return x.Refused
+	}
+	return nil
+}
+
+func (x *DopplerSendOutput) GetReply() *DopplerFrame {
+	if x != nil {
+		return x.Reply
+	}
+	return nil
+}
+
+// DopplerCollect hands over the events a receiving socket has gathered since
+// the last collect, waiting until it holds at least min_events of them or
+// timeout_ms passes, whichever is first. The wait is the SUT's: it answers
+// with what it has when the time is up.
+type DopplerCollect struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Handle    uint64                 `protobuf:"varint,1,opt,name=handle,proto3" json:"handle,omitempty"`
+	MinEvents uint32                 `protobuf:"varint,2,opt,name=min_events,json=minEvents,proto3" json:"min_events,omitempty"`
+	// 0 means no wait. A SUT may cap it at a few seconds.
+	TimeoutMs     uint32 `protobuf:"varint,3,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DopplerCollect) Reset() {
+	*x = DopplerCollect{}
+	mi := &file_conform_v1_doppler_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DopplerCollect) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DopplerCollect) ProtoMessage() {}
+
+func (x *DopplerCollect) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_doppler_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DopplerCollect.ProtoReflect.Descriptor instead.
+func (*DopplerCollect) Descriptor() ([]byte, []int) {
+	return file_conform_v1_doppler_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *DopplerCollect) GetHandle() uint64 {
+	if x != nil {
+		return x.Handle
+	}
+	return 0
+}
+
+func (x *DopplerCollect) GetMinEvents() uint32 {
+	if x != nil {
+		return x.MinEvents
+	}
+	return 0
+}
+
+func (x *DopplerCollect) GetTimeoutMs() uint32 {
+	if x != nil {
+		return x.TimeoutMs
+	}
+	return 0
+}
+
+type DopplerCollectResult struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Events []*DopplerLiveEvent    `protobuf:"bytes,1,rep,name=events,proto3" json:"events,omitempty"`
+	// Events the SUT did not keep because its buffer was full.
+	Dropped       uint64 `protobuf:"varint,2,opt,name=dropped,proto3" json:"dropped,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DopplerCollectResult) Reset() {
+	*x = DopplerCollectResult{}
+	mi := &file_conform_v1_doppler_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DopplerCollectResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DopplerCollectResult) ProtoMessage() {}
+
+func (x *DopplerCollectResult) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_doppler_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DopplerCollectResult.ProtoReflect.Descriptor instead.
+func (*DopplerCollectResult) Descriptor() ([]byte, []int) {
+	return file_conform_v1_doppler_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *DopplerCollectResult) GetEvents() []*DopplerLiveEvent {
+	if x != nil {
+		return x.Events
+	}
+	return nil
+}
+
+func (x *DopplerCollectResult) GetDropped() uint64 {
+	if x != nil {
+		return x.Dropped
+	}
+	return 0
+}
+
+// DopplerLiveEvent is one thing a receiving socket did.
+type DopplerLiveEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Event:
+	//
+	//	*DopplerLiveEvent_Delivered
+	//	*DopplerLiveEvent_Refused
+	Event isDopplerLiveEvent_Event `protobuf_oneof:"event"`
+	// PULL: how many times the work queue has delivered this frame, 1 the
+	// first time; 0 when unknown.
+	NumDelivered uint64 `protobuf:"varint,3,opt,name=num_delivered,json=numDelivered,proto3" json:"num_delivered,omitempty"`
+	// PULL: whether the socket acked the frame, and the ack's refusal if it
+	// failed.
+	Acked      bool            `protobuf:"varint,4,opt,name=acked,proto3" json:"acked,omitempty"`
+	AckRefused *DopplerRefusal `protobuf:"bytes,5,opt,name=ack_refused,json=ackRefused,proto3" json:"ack_refused,omitempty"`
+	// REP: whether the socket replied, and the reply's refusal if it failed.
+	Replied       bool            `protobuf:"varint,6,opt,name=replied,proto3" json:"replied,omitempty"`
+	ReplyRefused  *DopplerRefusal `protobuf:"bytes,7,opt,name=reply_refused,json=replyRefused,proto3" json:"reply_refused,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DopplerLiveEvent) Reset() {
+	*x = DopplerLiveEvent{}
+	mi := &file_conform_v1_doppler_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DopplerLiveEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DopplerLiveEvent) ProtoMessage() {}
+
+func (x *DopplerLiveEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_doppler_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DopplerLiveEvent.ProtoReflect.Descriptor instead.
+func (*DopplerLiveEvent) Descriptor() ([]byte, []int) {
+	return file_conform_v1_doppler_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *DopplerLiveEvent) GetEvent() isDopplerLiveEvent_Event {
+	if x != nil {
+		return x.Event
+	}
+	return nil
+}
+
+func (x *DopplerLiveEvent) GetDelivered() *DopplerFrame {
+	if x != nil {
+		if x, ok := x.Event.(*DopplerLiveEvent_Delivered); ok {
+			return x.Delivered
+		}
+	}
+	return nil
+}
+
+func (x *DopplerLiveEvent) GetRefused() *DopplerRefusal {
+	if x != nil {
+		if x, ok := x.Event.(*DopplerLiveEvent_Refused); ok {
+			return x.Refused
+		}
+	}
+	return nil
+}
+
+func (x *DopplerLiveEvent) GetNumDelivered() uint64 {
+	if x != nil {
+		return x.NumDelivered
+	}
+	return 0
+}
+
+func (x *DopplerLiveEvent) GetAcked() bool {
+	if x != nil {
+		return x.Acked
+	}
+	return false
+}
+
+func (x *DopplerLiveEvent) GetAckRefused() *DopplerRefusal {
+	if x != nil {
+		return x.AckRefused
+	}
+	return nil
+}
+
+func (x *DopplerLiveEvent) GetReplied() bool {
+	if x != nil {
+		return x.Replied
+	}
+	return false
+}
+
+func (x *DopplerLiveEvent) GetReplyRefused() *DopplerRefusal {
+	if x != nil {
+		return x.ReplyRefused
+	}
+	return nil
+}
+
+type isDopplerLiveEvent_Event interface {
+	isDopplerLiveEvent_Event()
+}
+
+type DopplerLiveEvent_Delivered struct {
+	// A logical frame handed to the caller (SUB), a request received (REP),
+	// a frame taken from the work queue (PULL). Never a chunk.
+	Delivered *DopplerFrame `protobuf:"bytes,1,opt,name=delivered,proto3,oneof"`
+}
+
+type DopplerLiveEvent_Refused struct {
+	// An error the socket reported: a refused message, a dropped frame.
+	Refused *DopplerRefusal `protobuf:"bytes,2,opt,name=refused,proto3,oneof"`
+}
+
+func (*DopplerLiveEvent_Delivered) isDopplerLiveEvent_Event() {}
+
+func (*DopplerLiveEvent_Refused) isDopplerLiveEvent_Event() {}
+
+// DopplerFlush is the round trip of doppler §6b: it answers once the server
+// has everything the socket sent before it, or with DP_ERR_TIMEOUT when
+// timeout_ms passes first.
+type DopplerFlush struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Handle uint64                 `protobuf:"varint,1,opt,name=handle,proto3" json:"handle,omitempty"`
+	// 0 means 2000.
+	TimeoutMs     uint32 `protobuf:"varint,2,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DopplerFlush) Reset() {
+	*x = DopplerFlush{}
+	mi := &file_conform_v1_doppler_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DopplerFlush) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DopplerFlush) ProtoMessage() {}
+
+func (x *DopplerFlush) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_doppler_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DopplerFlush.ProtoReflect.Descriptor instead.
+func (*DopplerFlush) Descriptor() ([]byte, []int) {
+	return file_conform_v1_doppler_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *DopplerFlush) GetHandle() uint64 {
+	if x != nil {
+		return x.Handle
+	}
+	return 0
+}
+
+func (x *DopplerFlush) GetTimeoutMs() uint32 {
+	if x != nil {
+		return x.TimeoutMs
+	}
+	return 0
+}
+
+type DopplerFlushResult struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Refused       *DopplerRefusal        `protobuf:"bytes,1,opt,name=refused,proto3" json:"refused,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DopplerFlushResult) Reset() {
+	*x = DopplerFlushResult{}
+	mi := &file_conform_v1_doppler_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DopplerFlushResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DopplerFlushResult) ProtoMessage() {}
+
+func (x *DopplerFlushResult) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_doppler_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DopplerFlushResult.ProtoReflect.Descriptor instead.
+func (*DopplerFlushResult) Descriptor() ([]byte, []int) {
+	return file_conform_v1_doppler_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *DopplerFlushResult) GetRefused() *DopplerRefusal {
+	if x != nil {
+		return x.Refused
+	}
+	return nil
+}
+
+// DopplerDrain is doppler §6b's ordered exit: stop accepting new work, let
+// what is in flight finish, flush, close, and answer once closed. The socket
+// stays known so that the harness can send through it afterwards (a send
+// after a drain is refused with DP_ERR_CLOSED); leave forgets it.
+type DopplerDrain struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Handle uint64                 `protobuf:"varint,1,opt,name=handle,proto3" json:"handle,omitempty"`
+	// 0 means 5000.
+	TimeoutMs     uint32 `protobuf:"varint,2,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DopplerDrain) Reset() {
+	*x = DopplerDrain{}
+	mi := &file_conform_v1_doppler_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DopplerDrain) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DopplerDrain) ProtoMessage() {}
+
+func (x *DopplerDrain) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_doppler_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DopplerDrain.ProtoReflect.Descriptor instead.
+func (*DopplerDrain) Descriptor() ([]byte, []int) {
+	return file_conform_v1_doppler_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *DopplerDrain) GetHandle() uint64 {
+	if x != nil {
+		return x.Handle
+	}
+	return 0
+}
+
+func (x *DopplerDrain) GetTimeoutMs() uint32 {
+	if x != nil {
+		return x.TimeoutMs
+	}
+	return 0
+}
+
+type DopplerDrainResult struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Refused       *DopplerRefusal        `protobuf:"bytes,1,opt,name=refused,proto3" json:"refused,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DopplerDrainResult) Reset() {
+	*x = DopplerDrainResult{}
+	mi := &file_conform_v1_doppler_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DopplerDrainResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DopplerDrainResult) ProtoMessage() {}
+
+func (x *DopplerDrainResult) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_doppler_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DopplerDrainResult.ProtoReflect.Descriptor instead.
+func (*DopplerDrainResult) Descriptor() ([]byte, []int) {
+	return file_conform_v1_doppler_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *DopplerDrainResult) GetRefused() *DopplerRefusal {
+	if x != nil {
+		return x.Refused
+	}
+	return nil
+}
+
+// DopplerLeave closes a socket at once (a PULL socket's unacked frames are
+// then redelivered, as a worker that dies leaves them) and forgets it.
+type DopplerLeave struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Handle        uint64                 `protobuf:"varint,1,opt,name=handle,proto3" json:"handle,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DopplerLeave) Reset() {
+	*x = DopplerLeave{}
+	mi := &file_conform_v1_doppler_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DopplerLeave) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DopplerLeave) ProtoMessage() {}
+
+func (x *DopplerLeave) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_doppler_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DopplerLeave.ProtoReflect.Descriptor instead.
+func (*DopplerLeave) Descriptor() ([]byte, []int) {
+	return file_conform_v1_doppler_proto_rawDescGZIP(), []int{48}
+}
+
+func (x *DopplerLeave) GetHandle() uint64 {
+	if x != nil {
+		return x.Handle
+	}
+	return 0
+}
+
+type DopplerLeaveResult struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Whether the SUT knew the handle.
+	Known         bool `protobuf:"varint,1,opt,name=known,proto3" json:"known,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DopplerLeaveResult) Reset() {
+	*x = DopplerLeaveResult{}
+	mi := &file_conform_v1_doppler_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DopplerLeaveResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DopplerLeaveResult) ProtoMessage() {}
+
+func (x *DopplerLeaveResult) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_doppler_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DopplerLeaveResult.ProtoReflect.Descriptor instead.
+func (*DopplerLeaveResult) Descriptor() ([]byte, []int) {
+	return file_conform_v1_doppler_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *DopplerLeaveResult) GetKnown() bool {
+	if x != nil {
+		return x.Known
+	}
+	return false
+}
+
 var File_conform_v1_doppler_proto protoreflect.FileDescriptor
 
 const file_conform_v1_doppler_proto_rawDesc = "" +
 	"\n" +
 	"\x18conform/v1/doppler.proto\x12\n" +
-	"conform.v1\"\xf8\x02\n" +
+	"conform.v1\"\xa4\x05\n" +
 	"\tDopplerOp\x120\n" +
 	"\x05check\x18\x01 \x01(\v2\x18.conform.v1.DopplerCheckH\x00R\x05check\x12?\n" +
 	"\n" +
@@ -2543,8 +3830,14 @@ const file_conform_v1_doppler_proto_rawDesc = "" +
 	"\n" +
 	"push_check\x18\x04 \x01(\v2\x1c.conform.v1.DopplerPushCheckH\x00R\tpushCheck\x12F\n" +
 	"\rencode_header\x18\x05 \x01(\v2\x1f.conform.v1.DopplerEncodeHeaderH\x00R\fencodeHeader\x129\n" +
-	"\bsequence\x18\x06 \x01(\v2\x1b.conform.v1.DopplerSequenceH\x00R\bsequenceB\x04\n" +
-	"\x02op\"\xa4\x03\n" +
+	"\bsequence\x18\x06 \x01(\v2\x1b.conform.v1.DopplerSequenceH\x00R\bsequence\x12-\n" +
+	"\x04join\x18\x14 \x01(\v2\x17.conform.v1.DopplerJoinH\x00R\x04join\x12-\n" +
+	"\x04send\x18\x15 \x01(\v2\x17.conform.v1.DopplerSendH\x00R\x04send\x126\n" +
+	"\acollect\x18\x16 \x01(\v2\x1a.conform.v1.DopplerCollectH\x00R\acollect\x120\n" +
+	"\x05flush\x18\x17 \x01(\v2\x18.conform.v1.DopplerFlushH\x00R\x05flush\x120\n" +
+	"\x05drain\x18\x18 \x01(\v2\x18.conform.v1.DopplerDrainH\x00R\x05drain\x120\n" +
+	"\x05leave\x18\x19 \x01(\v2\x18.conform.v1.DopplerLeaveH\x00R\x05leaveB\x04\n" +
+	"\x02op\"\xf4\x05\n" +
 	"\rDopplerResult\x126\n" +
 	"\x05check\x18\x01 \x01(\v2\x1e.conform.v1.DopplerCheckResultH\x00R\x05check\x12E\n" +
 	"\n" +
@@ -2554,7 +3847,13 @@ const file_conform_v1_doppler_proto_rawDesc = "" +
 	"\n" +
 	"push_check\x18\x04 \x01(\v2\".conform.v1.DopplerPushCheckResultH\x00R\tpushCheck\x12L\n" +
 	"\rencode_header\x18\x05 \x01(\v2%.conform.v1.DopplerEncodeHeaderResultH\x00R\fencodeHeader\x12?\n" +
-	"\bsequence\x18\x06 \x01(\v2!.conform.v1.DopplerSequenceResultH\x00R\bsequenceB\b\n" +
+	"\bsequence\x18\x06 \x01(\v2!.conform.v1.DopplerSequenceResultH\x00R\bsequence\x123\n" +
+	"\x04join\x18\x14 \x01(\v2\x1d.conform.v1.DopplerJoinResultH\x00R\x04join\x123\n" +
+	"\x04send\x18\x15 \x01(\v2\x1d.conform.v1.DopplerSendResultH\x00R\x04send\x12<\n" +
+	"\acollect\x18\x16 \x01(\v2 .conform.v1.DopplerCollectResultH\x00R\acollect\x126\n" +
+	"\x05flush\x18\x17 \x01(\v2\x1e.conform.v1.DopplerFlushResultH\x00R\x05flush\x126\n" +
+	"\x05drain\x18\x18 \x01(\v2\x1e.conform.v1.DopplerDrainResultH\x00R\x05drain\x126\n" +
+	"\x05leave\x18\x19 \x01(\v2\x1e.conform.v1.DopplerLeaveResultH\x00R\x05leaveB\b\n" +
 	"\x06result\"\xf7\x02\n" +
 	"\rDopplerHeader\x12\x14\n" +
 	"\x05magic\x18\x01 \x01(\x04R\x05magic\x12#\n" +
@@ -2680,7 +3979,75 @@ const file_conform_v1_doppler_proto_rawDesc = "" +
 	"\x04sent\x18\x01 \x03(\v2\x17.conform.v1.DopplerSentR\x04sent\"_\n" +
 	"\vDopplerSent\x12\x1a\n" +
 	"\bmessages\x18\x01 \x03(\fR\bmessages\x124\n" +
-	"\arefused\x18\x02 \x01(\v2\x1a.conform.v1.DopplerRefusalR\arefused*[\n" +
+	"\arefused\x18\x02 \x01(\v2\x1a.conform.v1.DopplerRefusalR\arefused\"\xab\x02\n" +
+	"\vDopplerJoin\x12\x1a\n" +
+	"\bendpoint\x18\x01 \x01(\tR\bendpoint\x12/\n" +
+	"\x04role\x18\x02 \x01(\x0e2\x1b.conform.v1.DopplerLiveRoleR\x04role\x120\n" +
+	"\x04type\x18\x03 \x01(\x0e2\x1c.conform.v1.DopplerFrameTypeR\x04type\x122\n" +
+	"\x05order\x18\x04 \x01(\x0e2\x1c.conform.v1.DopplerByteOrderR\x05order\x12\x1e\n" +
+	"\vack_wait_ms\x18\x05 \x01(\rR\tackWaitMs\x12\x15\n" +
+	"\x06no_ack\x18\x06 \x01(\bR\x05noAck\x122\n" +
+	"\x05reply\x18\a \x01(\v2\x1c.conform.v1.DopplerReplyPlanR\x05reply\"r\n" +
+	"\x10DopplerReplyPlan\x120\n" +
+	"\x04type\x18\x01 \x01(\x0e2\x1c.conform.v1.DopplerFrameTypeR\x04type\x12\x18\n" +
+	"\apayload\x18\x02 \x01(\fR\apayload\x12\x12\n" +
+	"\x04echo\x18\x03 \x01(\bR\x04echo\"\x82\x01\n" +
+	"\x11DopplerJoinResult\x12\x16\n" +
+	"\x06handle\x18\x01 \x01(\x04R\x06handle\x124\n" +
+	"\arefused\x18\x02 \x01(\v2\x1a.conform.v1.DopplerRefusalR\arefused\x12\x1f\n" +
+	"\vmax_payload\x18\x03 \x01(\x04R\n" +
+	"maxPayload\"z\n" +
+	"\vDopplerSend\x12\x16\n" +
+	"\x06handle\x18\x01 \x01(\x04R\x06handle\x124\n" +
+	"\x06frames\x18\x02 \x03(\v2\x1c.conform.v1.DopplerLiveFrameR\x06frames\x12\x1d\n" +
+	"\n" +
+	"timeout_ms\x18\x03 \x01(\rR\ttimeoutMs\"\xa2\x01\n" +
+	"\x10DopplerLiveFrame\x12\x18\n" +
+	"\apayload\x18\x01 \x01(\fR\apayload\x12\x1f\n" +
+	"\vfill_length\x18\x02 \x01(\x04R\n" +
+	"fillLength\x12!\n" +
+	"\ffill_pattern\x18\x03 \x01(\fR\vfillPattern\x120\n" +
+	"\x04type\x18\x04 \x01(\x0e2\x1c.conform.v1.DopplerFrameTypeR\x04type\"L\n" +
+	"\x11DopplerSendResult\x127\n" +
+	"\aoutputs\x18\x01 \x03(\v2\x1d.conform.v1.DopplerSendOutputR\aoutputs\"y\n" +
+	"\x11DopplerSendOutput\x124\n" +
+	"\arefused\x18\x01 \x01(\v2\x1a.conform.v1.DopplerRefusalR\arefused\x12.\n" +
+	"\x05reply\x18\x02 \x01(\v2\x18.conform.v1.DopplerFrameR\x05reply\"f\n" +
+	"\x0eDopplerCollect\x12\x16\n" +
+	"\x06handle\x18\x01 \x01(\x04R\x06handle\x12\x1d\n" +
+	"\n" +
+	"min_events\x18\x02 \x01(\rR\tminEvents\x12\x1d\n" +
+	"\n" +
+	"timeout_ms\x18\x03 \x01(\rR\ttimeoutMs\"f\n" +
+	"\x14DopplerCollectResult\x124\n" +
+	"\x06events\x18\x01 \x03(\v2\x1c.conform.v1.DopplerLiveEventR\x06events\x12\x18\n" +
+	"\adropped\x18\x02 \x01(\x04R\adropped\"\xe0\x02\n" +
+	"\x10DopplerLiveEvent\x128\n" +
+	"\tdelivered\x18\x01 \x01(\v2\x18.conform.v1.DopplerFrameH\x00R\tdelivered\x126\n" +
+	"\arefused\x18\x02 \x01(\v2\x1a.conform.v1.DopplerRefusalH\x00R\arefused\x12#\n" +
+	"\rnum_delivered\x18\x03 \x01(\x04R\fnumDelivered\x12\x14\n" +
+	"\x05acked\x18\x04 \x01(\bR\x05acked\x12;\n" +
+	"\vack_refused\x18\x05 \x01(\v2\x1a.conform.v1.DopplerRefusalR\n" +
+	"ackRefused\x12\x18\n" +
+	"\areplied\x18\x06 \x01(\bR\areplied\x12?\n" +
+	"\rreply_refused\x18\a \x01(\v2\x1a.conform.v1.DopplerRefusalR\freplyRefusedB\a\n" +
+	"\x05event\"E\n" +
+	"\fDopplerFlush\x12\x16\n" +
+	"\x06handle\x18\x01 \x01(\x04R\x06handle\x12\x1d\n" +
+	"\n" +
+	"timeout_ms\x18\x02 \x01(\rR\ttimeoutMs\"J\n" +
+	"\x12DopplerFlushResult\x124\n" +
+	"\arefused\x18\x01 \x01(\v2\x1a.conform.v1.DopplerRefusalR\arefused\"E\n" +
+	"\fDopplerDrain\x12\x16\n" +
+	"\x06handle\x18\x01 \x01(\x04R\x06handle\x12\x1d\n" +
+	"\n" +
+	"timeout_ms\x18\x02 \x01(\rR\ttimeoutMs\"J\n" +
+	"\x12DopplerDrainResult\x124\n" +
+	"\arefused\x18\x01 \x01(\v2\x1a.conform.v1.DopplerRefusalR\arefused\"&\n" +
+	"\fDopplerLeave\x12\x16\n" +
+	"\x06handle\x18\x01 \x01(\x04R\x06handle\"*\n" +
+	"\x12DopplerLeaveResult\x12\x14\n" +
+	"\x05known\x18\x01 \x01(\bR\x05known*[\n" +
 	"\x10DopplerByteOrder\x12$\n" +
 	" DOPPLER_BYTE_ORDER_LITTLE_ENDIAN\x10\x00\x12!\n" +
 	"\x1dDOPPLER_BYTE_ORDER_BIG_ENDIAN\x10\x01*\xb8\x03\n" +
@@ -2710,7 +4077,15 @@ const file_conform_v1_doppler_proto_rawDesc = "" +
 	"\x0fDopplerSendRole\x12!\n" +
 	"\x1dDOPPLER_SEND_ROLE_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15DOPPLER_SEND_ROLE_PUB\x10\x01\x12\x1a\n" +
-	"\x16DOPPLER_SEND_ROLE_PUSH\x10\x02B=Z;github.com/conform-suite/conform/proto/conform/v1;conformpbb\x06proto3"
+	"\x16DOPPLER_SEND_ROLE_PUSH\x10\x02*\xd8\x01\n" +
+	"\x0fDopplerLiveRole\x12!\n" +
+	"\x1dDOPPLER_LIVE_ROLE_UNSPECIFIED\x10\x00\x12\x19\n" +
+	"\x15DOPPLER_LIVE_ROLE_PUB\x10\x01\x12\x19\n" +
+	"\x15DOPPLER_LIVE_ROLE_SUB\x10\x02\x12\x19\n" +
+	"\x15DOPPLER_LIVE_ROLE_REQ\x10\x03\x12\x19\n" +
+	"\x15DOPPLER_LIVE_ROLE_REP\x10\x04\x12\x1a\n" +
+	"\x16DOPPLER_LIVE_ROLE_PUSH\x10\x05\x12\x1a\n" +
+	"\x16DOPPLER_LIVE_ROLE_PULL\x10\x06B=Z;github.com/conform-suite/conform/proto/conform/v1;conformpbb\x06proto3"
 
 var (
 	file_conform_v1_doppler_proto_rawDescOnce sync.Once
@@ -2724,100 +4099,147 @@ func file_conform_v1_doppler_proto_rawDescGZIP() []byte {
 	return file_conform_v1_doppler_proto_rawDescData
 }
 
-var file_conform_v1_doppler_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_conform_v1_doppler_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_conform_v1_doppler_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
+var file_conform_v1_doppler_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
 var file_conform_v1_doppler_proto_goTypes = []any{
 	(DopplerByteOrder)(0),             // 0: conform.v1.DopplerByteOrder
 	(DopplerVerdict)(0),               // 1: conform.v1.DopplerVerdict
 	(DopplerFrameType)(0),             // 2: conform.v1.DopplerFrameType
 	(DopplerSendRole)(0),              // 3: conform.v1.DopplerSendRole
-	(*DopplerOp)(nil),                 // 4: conform.v1.DopplerOp
-	(*DopplerResult)(nil),             // 5: conform.v1.DopplerResult
-	(*DopplerHeader)(nil),             // 6: conform.v1.DopplerHeader
-	(*DopplerChunkBlock)(nil),         // 7: conform.v1.DopplerChunkBlock
-	(*DopplerPayload)(nil),            // 8: conform.v1.DopplerPayload
-	(*DopplerRefusal)(nil),            // 9: conform.v1.DopplerRefusal
-	(*DopplerCheck)(nil),              // 10: conform.v1.DopplerCheck
-	(*DopplerCheckInput)(nil),         // 11: conform.v1.DopplerCheckInput
-	(*DopplerCheckResult)(nil),        // 12: conform.v1.DopplerCheckResult
-	(*DopplerCheckOutput)(nil),        // 13: conform.v1.DopplerCheckOutput
-	(*DopplerReassemble)(nil),         // 14: conform.v1.DopplerReassemble
-	(*DopplerReassembleInput)(nil),    // 15: conform.v1.DopplerReassembleInput
-	(*DopplerReassembleResult)(nil),   // 16: conform.v1.DopplerReassembleResult
-	(*DopplerReassembleOutput)(nil),   // 17: conform.v1.DopplerReassembleOutput
-	(*DopplerReassembleEvent)(nil),    // 18: conform.v1.DopplerReassembleEvent
-	(*DopplerFrame)(nil),              // 19: conform.v1.DopplerFrame
-	(*DopplerChunk)(nil),              // 20: conform.v1.DopplerChunk
-	(*DopplerChunkInput)(nil),         // 21: conform.v1.DopplerChunkInput
-	(*DopplerChunkResult)(nil),        // 22: conform.v1.DopplerChunkResult
-	(*DopplerChunkOutput)(nil),        // 23: conform.v1.DopplerChunkOutput
-	(*DopplerPushCheck)(nil),          // 24: conform.v1.DopplerPushCheck
-	(*DopplerPushInput)(nil),          // 25: conform.v1.DopplerPushInput
-	(*DopplerPushCheckResult)(nil),    // 26: conform.v1.DopplerPushCheckResult
-	(*DopplerPushOutput)(nil),         // 27: conform.v1.DopplerPushOutput
-	(*DopplerEncodeHeader)(nil),       // 28: conform.v1.DopplerEncodeHeader
-	(*DopplerEncodeInput)(nil),        // 29: conform.v1.DopplerEncodeInput
-	(*DopplerEncodeHeaderResult)(nil), // 30: conform.v1.DopplerEncodeHeaderResult
-	(*DopplerEncodeOutput)(nil),       // 31: conform.v1.DopplerEncodeOutput
-	(*DopplerSequence)(nil),           // 32: conform.v1.DopplerSequence
-	(*DopplerSequenceInput)(nil),      // 33: conform.v1.DopplerSequenceInput
-	(*DopplerSendStep)(nil),           // 34: conform.v1.DopplerSendStep
-	(*DopplerSequenceResult)(nil),     // 35: conform.v1.DopplerSequenceResult
-	(*DopplerSequenceOutput)(nil),     // 36: conform.v1.DopplerSequenceOutput
-	(*DopplerSent)(nil),               // 37: conform.v1.DopplerSent
+	(DopplerLiveRole)(0),              // 4: conform.v1.DopplerLiveRole
+	(*DopplerOp)(nil),                 // 5: conform.v1.DopplerOp
+	(*DopplerResult)(nil),             // 6: conform.v1.DopplerResult
+	(*DopplerHeader)(nil),             // 7: conform.v1.DopplerHeader
+	(*DopplerChunkBlock)(nil),         // 8: conform.v1.DopplerChunkBlock
+	(*DopplerPayload)(nil),            // 9: conform.v1.DopplerPayload
+	(*DopplerRefusal)(nil),            // 10: conform.v1.DopplerRefusal
+	(*DopplerCheck)(nil),              // 11: conform.v1.DopplerCheck
+	(*DopplerCheckInput)(nil),         // 12: conform.v1.DopplerCheckInput
+	(*DopplerCheckResult)(nil),        // 13: conform.v1.DopplerCheckResult
+	(*DopplerCheckOutput)(nil),        // 14: conform.v1.DopplerCheckOutput
+	(*DopplerReassemble)(nil),         // 15: conform.v1.DopplerReassemble
+	(*DopplerReassembleInput)(nil),    // 16: conform.v1.DopplerReassembleInput
+	(*DopplerReassembleResult)(nil),   // 17: conform.v1.DopplerReassembleResult
+	(*DopplerReassembleOutput)(nil),   // 18: conform.v1.DopplerReassembleOutput
+	(*DopplerReassembleEvent)(nil),    // 19: conform.v1.DopplerReassembleEvent
+	(*DopplerFrame)(nil),              // 20: conform.v1.DopplerFrame
+	(*DopplerChunk)(nil),              // 21: conform.v1.DopplerChunk
+	(*DopplerChunkInput)(nil),         // 22: conform.v1.DopplerChunkInput
+	(*DopplerChunkResult)(nil),        // 23: conform.v1.DopplerChunkResult
+	(*DopplerChunkOutput)(nil),        // 24: conform.v1.DopplerChunkOutput
+	(*DopplerPushCheck)(nil),          // 25: conform.v1.DopplerPushCheck
+	(*DopplerPushInput)(nil),          // 26: conform.v1.DopplerPushInput
+	(*DopplerPushCheckResult)(nil),    // 27: conform.v1.DopplerPushCheckResult
+	(*DopplerPushOutput)(nil),         // 28: conform.v1.DopplerPushOutput
+	(*DopplerEncodeHeader)(nil),       // 29: conform.v1.DopplerEncodeHeader
+	(*DopplerEncodeInput)(nil),        // 30: conform.v1.DopplerEncodeInput
+	(*DopplerEncodeHeaderResult)(nil), // 31: conform.v1.DopplerEncodeHeaderResult
+	(*DopplerEncodeOutput)(nil),       // 32: conform.v1.DopplerEncodeOutput
+	(*DopplerSequence)(nil),           // 33: conform.v1.DopplerSequence
+	(*DopplerSequenceInput)(nil),      // 34: conform.v1.DopplerSequenceInput
+	(*DopplerSendStep)(nil),           // 35: conform.v1.DopplerSendStep
+	(*DopplerSequenceResult)(nil),     // 36: conform.v1.DopplerSequenceResult
+	(*DopplerSequenceOutput)(nil),     // 37: conform.v1.DopplerSequenceOutput
+	(*DopplerSent)(nil),               // 38: conform.v1.DopplerSent
+	(*DopplerJoin)(nil),               // 39: conform.v1.DopplerJoin
+	(*DopplerReplyPlan)(nil),          // 40: conform.v1.DopplerReplyPlan
+	(*DopplerJoinResult)(nil),         // 41: conform.v1.DopplerJoinResult
+	(*DopplerSend)(nil),               // 42: conform.v1.DopplerSend
+	(*DopplerLiveFrame)(nil),          // 43: conform.v1.DopplerLiveFrame
+	(*DopplerSendResult)(nil),         // 44: conform.v1.DopplerSendResult
+	(*DopplerSendOutput)(nil),         // 45: conform.v1.DopplerSendOutput
+	(*DopplerCollect)(nil),            // 46: conform.v1.DopplerCollect
+	(*DopplerCollectResult)(nil),      // 47: conform.v1.DopplerCollectResult
+	(*DopplerLiveEvent)(nil),          // 48: conform.v1.DopplerLiveEvent
+	(*DopplerFlush)(nil),              // 49: conform.v1.DopplerFlush
+	(*DopplerFlushResult)(nil),        // 50: conform.v1.DopplerFlushResult
+	(*DopplerDrain)(nil),              // 51: conform.v1.DopplerDrain
+	(*DopplerDrainResult)(nil),        // 52: conform.v1.DopplerDrainResult
+	(*DopplerLeave)(nil),              // 53: conform.v1.DopplerLeave
+	(*DopplerLeaveResult)(nil),        // 54: conform.v1.DopplerLeaveResult
 }
 var file_conform_v1_doppler_proto_depIdxs = []int32{
-	10, // 0: conform.v1.DopplerOp.check:type_name -> conform.v1.DopplerCheck
-	14, // 1: conform.v1.DopplerOp.reassemble:type_name -> conform.v1.DopplerReassemble
-	20, // 2: conform.v1.DopplerOp.chunk:type_name -> conform.v1.DopplerChunk
-	24, // 3: conform.v1.DopplerOp.push_check:type_name -> conform.v1.DopplerPushCheck
-	28, // 4: conform.v1.DopplerOp.encode_header:type_name -> conform.v1.DopplerEncodeHeader
-	32, // 5: conform.v1.DopplerOp.sequence:type_name -> conform.v1.DopplerSequence
-	12, // 6: conform.v1.DopplerResult.check:type_name -> conform.v1.DopplerCheckResult
-	16, // 7: conform.v1.DopplerResult.reassemble:type_name -> conform.v1.DopplerReassembleResult
-	22, // 8: conform.v1.DopplerResult.chunk:type_name -> conform.v1.DopplerChunkResult
-	26, // 9: conform.v1.DopplerResult.push_check:type_name -> conform.v1.DopplerPushCheckResult
-	30, // 10: conform.v1.DopplerResult.encode_header:type_name -> conform.v1.DopplerEncodeHeaderResult
-	35, // 11: conform.v1.DopplerResult.sequence:type_name -> conform.v1.DopplerSequenceResult
-	1,  // 12: conform.v1.DopplerRefusal.verdict:type_name -> conform.v1.DopplerVerdict
-	0,  // 13: conform.v1.DopplerCheck.order:type_name -> conform.v1.DopplerByteOrder
-	11, // 14: conform.v1.DopplerCheck.inputs:type_name -> conform.v1.DopplerCheckInput
-	13, // 15: conform.v1.DopplerCheckResult.outputs:type_name -> conform.v1.DopplerCheckOutput
-	1,  // 16: conform.v1.DopplerCheckOutput.verdict:type_name -> conform.v1.DopplerVerdict
-	6,  // 17: conform.v1.DopplerCheckOutput.header:type_name -> conform.v1.DopplerHeader
-	7,  // 18: conform.v1.DopplerCheckOutput.chunk:type_name -> conform.v1.DopplerChunkBlock
-	0,  // 19: conform.v1.DopplerReassemble.order:type_name -> conform.v1.DopplerByteOrder
-	15, // 20: conform.v1.DopplerReassemble.inputs:type_name -> conform.v1.DopplerReassembleInput
-	17, // 21: conform.v1.DopplerReassembleResult.outputs:type_name -> conform.v1.DopplerReassembleOutput
-	18, // 22: conform.v1.DopplerReassembleOutput.events:type_name -> conform.v1.DopplerReassembleEvent
-	19, // 23: conform.v1.DopplerReassembleEvent.delivered:type_name -> conform.v1.DopplerFrame
-	9,  // 24: conform.v1.DopplerReassembleEvent.refused:type_name -> conform.v1.DopplerRefusal
-	6,  // 25: conform.v1.DopplerFrame.header:type_name -> conform.v1.DopplerHeader
-	8,  // 26: conform.v1.DopplerFrame.payload:type_name -> conform.v1.DopplerPayload
-	0,  // 27: conform.v1.DopplerChunk.order:type_name -> conform.v1.DopplerByteOrder
-	21, // 28: conform.v1.DopplerChunk.inputs:type_name -> conform.v1.DopplerChunkInput
-	2,  // 29: conform.v1.DopplerChunkInput.type:type_name -> conform.v1.DopplerFrameType
-	23, // 30: conform.v1.DopplerChunkResult.outputs:type_name -> conform.v1.DopplerChunkOutput
-	9,  // 31: conform.v1.DopplerChunkOutput.refused:type_name -> conform.v1.DopplerRefusal
-	25, // 32: conform.v1.DopplerPushCheck.inputs:type_name -> conform.v1.DopplerPushInput
-	27, // 33: conform.v1.DopplerPushCheckResult.outputs:type_name -> conform.v1.DopplerPushOutput
-	29, // 34: conform.v1.DopplerEncodeHeader.inputs:type_name -> conform.v1.DopplerEncodeInput
-	0,  // 35: conform.v1.DopplerEncodeInput.order:type_name -> conform.v1.DopplerByteOrder
-	2,  // 36: conform.v1.DopplerEncodeInput.type:type_name -> conform.v1.DopplerFrameType
-	31, // 37: conform.v1.DopplerEncodeHeaderResult.outputs:type_name -> conform.v1.DopplerEncodeOutput
-	33, // 38: conform.v1.DopplerSequence.inputs:type_name -> conform.v1.DopplerSequenceInput
-	0,  // 39: conform.v1.DopplerSequenceInput.order:type_name -> conform.v1.DopplerByteOrder
-	34, // 40: conform.v1.DopplerSequenceInput.steps:type_name -> conform.v1.DopplerSendStep
-	3,  // 41: conform.v1.DopplerSendStep.role:type_name -> conform.v1.DopplerSendRole
-	2,  // 42: conform.v1.DopplerSendStep.type:type_name -> conform.v1.DopplerFrameType
-	36, // 43: conform.v1.DopplerSequenceResult.outputs:type_name -> conform.v1.DopplerSequenceOutput
-	37, // 44: conform.v1.DopplerSequenceOutput.sent:type_name -> conform.v1.DopplerSent
-	9,  // 45: conform.v1.DopplerSent.refused:type_name -> conform.v1.DopplerRefusal
-	46, // [46:46] is the sub-list for method output_type
-	46, // [46:46] is the sub-list for method input_type
-	46, // [46:46] is the sub-list for extension type_name
-	46, // [46:46] is the sub-list for extension extendee
-	0,  // [0:46] is the sub-list for field type_name
+	11, // 0: conform.v1.DopplerOp.check:type_name -> conform.v1.DopplerCheck
+	15, // 1: conform.v1.DopplerOp.reassemble:type_name -> conform.v1.DopplerReassemble
+	21, // 2: conform.v1.DopplerOp.chunk:type_name -> conform.v1.DopplerChunk
+	25, // 3: conform.v1.DopplerOp.push_check:type_name -> conform.v1.DopplerPushCheck
+	29, // 4: conform.v1.DopplerOp.encode_header:type_name -> conform.v1.DopplerEncodeHeader
+	33, // 5: conform.v1.DopplerOp.sequence:type_name -> conform.v1.DopplerSequence
+	39, // 6: conform.v1.DopplerOp.join:type_name -> conform.v1.DopplerJoin
+	42, // 7: conform.v1.DopplerOp.send:type_name -> conform.v1.DopplerSend
+	46, // 8: conform.v1.DopplerOp.collect:type_name -> conform.v1.DopplerCollect
+	49, // 9: conform.v1.DopplerOp.flush:type_name -> conform.v1.DopplerFlush
+	51, // 10: conform.v1.DopplerOp.drain:type_name -> conform.v1.DopplerDrain
+	53, // 11: conform.v1.DopplerOp.leave:type_name -> conform.v1.DopplerLeave
+	13, // 12: conform.v1.DopplerResult.check:type_name -> conform.v1.DopplerCheckResult
+	17, // 13: conform.v1.DopplerResult.reassemble:type_name -> conform.v1.DopplerReassembleResult
+	23, // 14: conform.v1.DopplerResult.chunk:type_name -> conform.v1.DopplerChunkResult
+	27, // 15: conform.v1.DopplerResult.push_check:type_name -> conform.v1.DopplerPushCheckResult
+	31, // 16: conform.v1.DopplerResult.encode_header:type_name -> conform.v1.DopplerEncodeHeaderResult
+	36, // 17: conform.v1.DopplerResult.sequence:type_name -> conform.v1.DopplerSequenceResult
+	41, // 18: conform.v1.DopplerResult.join:type_name -> conform.v1.DopplerJoinResult
+	44, // 19: conform.v1.DopplerResult.send:type_name -> conform.v1.DopplerSendResult
+	47, // 20: conform.v1.DopplerResult.collect:type_name -> conform.v1.DopplerCollectResult
+	50, // 21: conform.v1.DopplerResult.flush:type_name -> conform.v1.DopplerFlushResult
+	52, // 22: conform.v1.DopplerResult.drain:type_name -> conform.v1.DopplerDrainResult
+	54, // 23: conform.v1.DopplerResult.leave:type_name -> conform.v1.DopplerLeaveResult
+	1,  // 24: conform.v1.DopplerRefusal.verdict:type_name -> conform.v1.DopplerVerdict
+	0,  // 25: conform.v1.DopplerCheck.order:type_name -> conform.v1.DopplerByteOrder
+	12, // 26: conform.v1.DopplerCheck.inputs:type_name -> conform.v1.DopplerCheckInput
+	14, // 27: conform.v1.DopplerCheckResult.outputs:type_name -> conform.v1.DopplerCheckOutput
+	1,  // 28: conform.v1.DopplerCheckOutput.verdict:type_name -> conform.v1.DopplerVerdict
+	7,  // 29: conform.v1.DopplerCheckOutput.header:type_name -> conform.v1.DopplerHeader
+	8,  // 30: conform.v1.DopplerCheckOutput.chunk:type_name -> conform.v1.DopplerChunkBlock
+	0,  // 31: conform.v1.DopplerReassemble.order:type_name -> conform.v1.DopplerByteOrder
+	16, // 32: conform.v1.DopplerReassemble.inputs:type_name -> conform.v1.DopplerReassembleInput
+	18, // 33: conform.v1.DopplerReassembleResult.outputs:type_name -> conform.v1.DopplerReassembleOutput
+	19, // 34: conform.v1.DopplerReassembleOutput.events:type_name -> conform.v1.DopplerReassembleEvent
+	20, // 35: conform.v1.DopplerReassembleEvent.delivered:type_name -> conform.v1.DopplerFrame
+	10, // 36: conform.v1.DopplerReassembleEvent.refused:type_name -> conform.v1.DopplerRefusal
+	7,  // 37: conform.v1.DopplerFrame.header:type_name -> conform.v1.DopplerHeader
+	9,  // 38: conform.v1.DopplerFrame.payload:type_name -> conform.v1.DopplerPayload
+	0,  // 39: conform.v1.DopplerChunk.order:type_name -> conform.v1.DopplerByteOrder
+	22, // 40: conform.v1.DopplerChunk.inputs:type_name -> conform.v1.DopplerChunkInput
+	2,  // 41: conform.v1.DopplerChunkInput.type:type_name -> conform.v1.DopplerFrameType
+	24, // 42: conform.v1.DopplerChunkResult.outputs:type_name -> conform.v1.DopplerChunkOutput
+	10, // 43: conform.v1.DopplerChunkOutput.refused:type_name -> conform.v1.DopplerRefusal
+	26, // 44: conform.v1.DopplerPushCheck.inputs:type_name -> conform.v1.DopplerPushInput
+	28, // 45: conform.v1.DopplerPushCheckResult.outputs:type_name -> conform.v1.DopplerPushOutput
+	30, // 46: conform.v1.DopplerEncodeHeader.inputs:type_name -> conform.v1.DopplerEncodeInput
+	0,  // 47: conform.v1.DopplerEncodeInput.order:type_name -> conform.v1.DopplerByteOrder
+	2,  // 48: conform.v1.DopplerEncodeInput.type:type_name -> conform.v1.DopplerFrameType
+	32, // 49: conform.v1.DopplerEncodeHeaderResult.outputs:type_name -> conform.v1.DopplerEncodeOutput
+	34, // 50: conform.v1.DopplerSequence.inputs:type_name -> conform.v1.DopplerSequenceInput
+	0,  // 51: conform.v1.DopplerSequenceInput.order:type_name -> conform.v1.DopplerByteOrder
+	35, // 52: conform.v1.DopplerSequenceInput.steps:type_name -> conform.v1.DopplerSendStep
+	3,  // 53: conform.v1.DopplerSendStep.role:type_name -> conform.v1.DopplerSendRole
+	2,  // 54: conform.v1.DopplerSendStep.type:type_name -> conform.v1.DopplerFrameType
+	37, // 55: conform.v1.DopplerSequenceResult.outputs:type_name -> conform.v1.DopplerSequenceOutput
+	38, // 56: conform.v1.DopplerSequenceOutput.sent:type_name -> conform.v1.DopplerSent
+	10, // 57: conform.v1.DopplerSent.refused:type_name -> conform.v1.DopplerRefusal
+	4,  // 58: conform.v1.DopplerJoin.role:type_name -> conform.v1.DopplerLiveRole
+	2,  // 59: conform.v1.DopplerJoin.type:type_name -> conform.v1.DopplerFrameType
+	0,  // 60: conform.v1.DopplerJoin.order:type_name -> conform.v1.DopplerByteOrder
+	40, // 61: conform.v1.DopplerJoin.reply:type_name -> conform.v1.DopplerReplyPlan
+	2,  // 62: conform.v1.DopplerReplyPlan.type:type_name -> conform.v1.DopplerFrameType
+	10, // 63: conform.v1.DopplerJoinResult.refused:type_name -> conform.v1.DopplerRefusal
+	43, // 64: conform.v1.DopplerSend.frames:type_name -> conform.v1.DopplerLiveFrame
+	2,  // 65: conform.v1.DopplerLiveFrame.type:type_name -> conform.v1.DopplerFrameType
+	45, // 66: conform.v1.DopplerSendResult.outputs:type_name -> conform.v1.DopplerSendOutput
+	10, // 67: conform.v1.DopplerSendOutput.refused:type_name -> conform.v1.DopplerRefusal
+	20, // 68: conform.v1.DopplerSendOutput.reply:type_name -> conform.v1.DopplerFrame
+	48, // 69: conform.v1.DopplerCollectResult.events:type_name -> conform.v1.DopplerLiveEvent
+	20, // 70: conform.v1.DopplerLiveEvent.delivered:type_name -> conform.v1.DopplerFrame
+	10, // 71: conform.v1.DopplerLiveEvent.refused:type_name -> conform.v1.DopplerRefusal
+	10, // 72: conform.v1.DopplerLiveEvent.ack_refused:type_name -> conform.v1.DopplerRefusal
+	10, // 73: conform.v1.DopplerLiveEvent.reply_refused:type_name -> conform.v1.DopplerRefusal
+	10, // 74: conform.v1.DopplerFlushResult.refused:type_name -> conform.v1.DopplerRefusal
+	10, // 75: conform.v1.DopplerDrainResult.refused:type_name -> conform.v1.DopplerRefusal
+	76, // [76:76] is the sub-list for method output_type
+	76, // [76:76] is the sub-list for method input_type
+	76, // [76:76] is the sub-list for extension type_name
+	76, // [76:76] is the sub-list for extension extendee
+	0,  // [0:76] is the sub-list for field type_name
 }
 
 func init() { file_conform_v1_doppler_proto_init() }
@@ -2832,6 +4254,12 @@ func file_conform_v1_doppler_proto_init() {
 		(*DopplerOp_PushCheck)(nil),
 		(*DopplerOp_EncodeHeader)(nil),
 		(*DopplerOp_Sequence)(nil),
+		(*DopplerOp_Join)(nil),
+		(*DopplerOp_Send)(nil),
+		(*DopplerOp_Collect)(nil),
+		(*DopplerOp_Flush)(nil),
+		(*DopplerOp_Drain)(nil),
+		(*DopplerOp_Leave)(nil),
 	}
 	file_conform_v1_doppler_proto_msgTypes[1].OneofWrappers = []any{
 		(*DopplerResult_Check)(nil),
@@ -2840,19 +4268,29 @@ func file_conform_v1_doppler_proto_init() {
 		(*DopplerResult_PushCheck)(nil),
 		(*DopplerResult_EncodeHeader)(nil),
 		(*DopplerResult_Sequence)(nil),
+		(*DopplerResult_Join)(nil),
+		(*DopplerResult_Send)(nil),
+		(*DopplerResult_Collect)(nil),
+		(*DopplerResult_Flush)(nil),
+		(*DopplerResult_Drain)(nil),
+		(*DopplerResult_Leave)(nil),
 	}
 	file_conform_v1_doppler_proto_msgTypes[7].OneofWrappers = []any{}
 	file_conform_v1_doppler_proto_msgTypes[14].OneofWrappers = []any{
 		(*DopplerReassembleEvent_Delivered)(nil),
 		(*DopplerReassembleEvent_Refused)(nil),
 	}
+	file_conform_v1_doppler_proto_msgTypes[43].OneofWrappers = []any{
+		(*DopplerLiveEvent_Delivered)(nil),
+		(*DopplerLiveEvent_Refused)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_conform_v1_doppler_proto_rawDesc), len(file_conform_v1_doppler_proto_rawDesc)),
-			NumEnums:      4,
-			NumMessages:   34,
+			NumEnums:      5,
+			NumMessages:   50,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -51,5 +51,12 @@
 // as the caller holds it, so §6's "valid until dp_msg_free" has no
 // counterpart here.
 //
+// # Parts
+//
+// Options.Parts replaces the pieces of package doppler a socket uses — the
+// header check, reassembly, the sender, the names derived from an endpoint.
+// The reference leaves them zero; conform's SUT side sets them so that a
+// mutant's bug in one piece shows on a real broker as it does in the codec.
+//
 // Nothing in the package keeps global state; every value is independent.
 package dpnats

@@ -36,7 +36,7 @@ func NewPublisher(ctx context.Context, ep doppler.Endpoint, t doppler.Type, o Op
 	if err != nil {
 		return nil, err
 	}
-	return &Publisher{s: s, typ: t, subject: ep.PubSubject(t), st: newStamper(s)}, nil
+	return &Publisher{s: s, typ: t, subject: s.names.PubSubject(t), st: newStamper(s)}, nil
 }
 
 // Send publishes payload as one logical frame: it takes the socket's next
@@ -148,7 +148,7 @@ type Subscriber struct {
 	subject string
 
 	mu     sync.Mutex // serialises Recv
-	r      doppler.Reassembler
+	r      Reassembler
 	queued []doppler.Frame // a frame delivered together with a refusal
 	stats  counters
 }
@@ -160,23 +160,25 @@ type Subscriber struct {
 // receiving grows the client's queue rather than dropping.
 func NewSubscriber(ctx context.Context, ep doppler.Endpoint, t doppler.Type, o Options) (*Subscriber, error) {
 	const op = "create subscriber"
-	subject := ep.PubWildcard()
 	if t != AnyType {
 		if err := checkType(op, t, true); err != nil {
 			return nil, err
 		}
-		subject = ep.PubSubject(t)
 	}
 	s, err := dial(ctx, ep, "subscriber", o)
 	if err != nil {
 		return nil, err
+	}
+	subject := s.names.PubWildcard()
+	if t != AnyType {
+		subject = s.names.PubSubject(t)
 	}
 	sub, err := subscribe(ctx, s, op, subject)
 	if err != nil {
 		return nil, err
 	}
 	r := &Subscriber{s: s, sub: sub, subject: subject}
-	r.r = doppler.Reassembler{Order: o.Order, MaxFrameBytes: o.MaxFrameBytes}
+	r.r = s.parts.NewReassembler(o.Order, s.parts.Check)
 	return r, nil
 }
 
@@ -276,3 +278,6 @@ func (r *Subscriber) Close() error { return r.s.close() }
 
 // Subject returns the subject the Subscriber subscribed to.
 func (r *Subscriber) Subject() string { return r.subject }
+
+// MaxPayload returns the max_payload read from the connection at creation.
+func (r *Subscriber) MaxPayload() int { return r.s.maxPayload }

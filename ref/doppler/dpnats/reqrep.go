@@ -77,7 +77,7 @@ func (q *Requester) Request(ctx context.Context, t doppler.Type, payload []byte)
 	}
 	q.n++
 	reply := q.inbox + "." + strconv.FormatUint(q.n, 10)
-	if err := q.s.nc.PublishMsg(&nats.Msg{Subject: q.s.ep.ReqSubject(), Reply: reply, Data: msg}); err != nil {
+	if err := q.s.nc.PublishMsg(&nats.Msg{Subject: q.s.names.ReqSubject(), Reply: reply, Data: msg}); err != nil {
 		return doppler.Frame{}, q.s.transportError(op, err)
 	}
 	if err := q.s.flush(ctx, op); err != nil {
@@ -93,9 +93,9 @@ func (q *Requester) Request(ctx context.Context, t doppler.Type, payload []byte)
 		}
 		if len(m.Data) == 0 && m.Header.Get("Status") == "503" {
 			return doppler.Frame{}, wrap(&doppler.Error{Code: doppler.ErrGeneric, Op: op,
-				Detail: fmt.Sprintf("no replier subscribed to %s", q.s.ep.ReqSubject())}, nats.ErrNoResponders)
+				Detail: fmt.Sprintf("no replier subscribed to %s", q.s.names.ReqSubject())}, nats.ErrNoResponders)
 		}
-		rf, err := single(op, m.Data, q.s.order)
+		rf, err := single(op, m.Data, q.s)
 		if err != nil {
 			q.stats.add(1, 0, 1)
 			return doppler.Frame{}, err
@@ -171,7 +171,7 @@ func NewReplier(ctx context.Context, ep doppler.Endpoint, o Options) (*Replier, 
 	if err != nil {
 		return nil, err
 	}
-	sub, err := subscribe(ctx, s, "create replier", ep.ReqSubject())
+	sub, err := subscribe(ctx, s, "create replier", s.names.ReqSubject())
 	if err != nil {
 		return nil, err
 	}
@@ -205,7 +205,7 @@ func (r *Replier) Recv(ctx context.Context) (*Request, error) {
 	if err != nil {
 		return nil, r.s.transportError(op, err)
 	}
-	f, err := single(op, m.Data, r.s.order)
+	f, err := single(op, m.Data, r.s)
 	if err != nil {
 		r.stats.add(1, 0, 1)
 		return nil, err
@@ -290,8 +290,13 @@ func (r *Replier) Close() error { return r.s.close() }
 // frame: refused when the header check refuses it, and refused when it is a
 // chunk, since only PUB/SUB chunks (doppler §4) and a chunk alone is not a
 // frame. The payload aliases msg.
-func single(op string, msg []byte, o doppler.Order) (doppler.Frame, error) {
-	if v := doppler.Check(msg, o); v != doppler.Accepted {
+func single(op string, msg []byte, s *socket) (doppler.Frame, error) {
+	o := s.order
+	v := s.parts.Check(msg, o)
+	if v == doppler.Accepted && len(msg) < doppler.HeaderSize {
+		v = doppler.ShortMessage // a replaced check accepted what cannot be read
+	}
+	if v != doppler.Accepted {
 		e := &doppler.Error{Code: doppler.ErrInvalid, Op: op, Verdict: v, Detail: "refused by the header check"}
 		if h, err := doppler.DecodeHeader(msg, o); err == nil {
 			e.Sequence, e.HasSequence = h.Sequence, true

@@ -71,6 +71,10 @@ type Options struct {
 	// (doppler.Reassembler.MaxFrameBytes). Zero means the Reassembler's
 	// default.
 	MaxFrameBytes uint64
+
+	// Parts replace pieces of package doppler in the socket; the zero
+	// value is the reference throughout.
+	Parts Parts
 }
 
 // Stats counts what a receiving socket has taken off the transport.
@@ -110,6 +114,8 @@ type socket struct {
 	order      doppler.Order
 	maxPayload int
 	sampleRate float64
+	parts      Parts // resolved: every field set
+	names      Names
 
 	closed    chan struct{} // closed by the client when the connection is CLOSED
 	asyncErr  atomic.Value  // the last asynchronous client error, an errBox
@@ -149,7 +155,9 @@ func dial(ctx context.Context, ep doppler.Endpoint, role string, o Options) (*so
 	if name == "" {
 		name = "doppler-" + role
 	}
-	s := &socket{role: role, ep: ep, order: o.Order, sampleRate: o.SampleRateHz, closed: make(chan struct{})}
+	parts := o.Parts.withDefaults(o.MaxFrameBytes)
+	s := &socket{role: role, ep: ep, order: o.Order, sampleRate: o.SampleRateHz, closed: make(chan struct{}),
+		parts: parts, names: parts.Names(ep)}
 	s.life, s.endLife = context.WithCancel(context.Background())
 	nc, err := nats.Connect(ep.Server,
 		nats.Name(name),
@@ -203,8 +211,12 @@ func (s *socket) closedError(op string) error {
 
 // transportError maps a NATS client error to a doppler code: the caller's
 // own shut-down is DP_ERR_CLOSED, a context's end is DP_ERR_TIMEOUT or
-// DP_ERR_INTERRUPTED, a message over max_payload is DP_ERR_TOO_LARGE, a
-// client timeout is DP_ERR_TIMEOUT, and anything else is DP_ERR.
+// DP_ERR_INTERRUPTED, a client timeout is DP_ERR_TIMEOUT, and anything else
+// is DP_ERR. A message the client refuses as over max_payload is DP_ERR too:
+// every role refuses an oversized frame with DP_ERR_TOO_LARGE before the
+// client sees it (doppler §4), so reaching the client's own limit means a
+// sender's size rule failed, and the role must not pass that off as its own
+// refusal.
 func (s *socket) transportError(op string, err error) error {
 	switch {
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
@@ -213,7 +225,8 @@ func (s *socket) transportError(op string, err error) error {
 		errors.Is(err, nats.ErrBadSubscription)):
 		return wrap(s.closedError(op).(*doppler.Error), err)
 	case errors.Is(err, nats.ErrMaxPayload):
-		return wrap(&doppler.Error{Code: doppler.ErrTooLarge, Op: op}, err)
+		return wrap(&doppler.Error{Code: doppler.ErrGeneric, Op: op,
+			Detail: "the NATS client refused a message over max_payload"}, err)
 	case errors.Is(err, nats.ErrTimeout):
 		return wrap(&doppler.Error{Code: doppler.ErrTimeout, Op: op}, err)
 	}
@@ -345,7 +358,7 @@ func wrap(de *doppler.Error, cause error) error {
 // stamper is the sending half of a socket: the sequence counter (through a
 // doppler.Sender) and the one-shot timestamp override of §7.
 type stamper struct {
-	sender     *doppler.Sender
+	sender     Sender
 	sampleRate float64
 	order      doppler.Order
 	override   uint64
@@ -353,7 +366,7 @@ type stamper struct {
 }
 
 func newStamper(s *socket) stamper {
-	return stamper{sender: doppler.NewSender(s.order, s.maxPayload), sampleRate: s.sampleRate, order: s.order}
+	return stamper{sender: s.parts.NewSender(s.order, s.maxPayload), sampleRate: s.sampleRate, order: s.order}
 }
 
 // setTimestamp makes the next frame carry ns instead of the send time.

@@ -22,10 +22,14 @@ const pullSliceMin = 5 * time.Millisecond
 // production deployment pre-provisions the stream (with three replicas), and
 // NewPusher adopts an existing stream as it is.
 func WorkStreamConfig(ep doppler.Endpoint) jetstream.StreamConfig {
+	return workStreamConfig(ep, ep)
+}
+
+func workStreamConfig(ep doppler.Endpoint, names Names) jetstream.StreamConfig {
 	return jetstream.StreamConfig{
-		Name:        ep.StreamName(),
+		Name:        names.StreamName(),
 		Description: "doppler PUSH/PULL work queue for base " + ep.Base,
-		Subjects:    []string{ep.WorkWildcard()},
+		Subjects:    []string{names.WorkWildcard()},
 		Retention:   jetstream.WorkQueuePolicy,
 		Storage:     jetstream.FileStorage,
 		Replicas:    1,
@@ -36,11 +40,15 @@ func WorkStreamConfig(ep doppler.Endpoint) jetstream.StreamConfig {
 // pull consumer with: DP_PULL_<base>, every message from the start, explicit
 // acks with the given ack wait, and no limit on redeliveries.
 func WorkConsumerConfig(ep doppler.Endpoint, ackWait time.Duration) jetstream.ConsumerConfig {
+	return workConsumerConfig(ep, ep, ackWait)
+}
+
+func workConsumerConfig(ep doppler.Endpoint, names Names, ackWait time.Duration) jetstream.ConsumerConfig {
 	if ackWait <= 0 {
 		ackWait = DefaultAckWait
 	}
 	return jetstream.ConsumerConfig{
-		Durable:       ep.ConsumerName(),
+		Durable:       names.ConsumerName(),
 		Description:   "doppler PULL workers for base " + ep.Base,
 		DeliverPolicy: jetstream.DeliverAllPolicy,
 		AckPolicy:     jetstream.AckExplicitPolicy,
@@ -84,28 +92,29 @@ func NewPusher(ctx context.Context, ep doppler.Endpoint, t doppler.Type, o Optio
 		s.nc.Close()
 		return nil, s.transportError(op, err)
 	}
-	if err := ensureStream(ctx, js, ep); err != nil {
+	if err := ensureStream(ctx, js, ep, s.names); err != nil {
 		s.nc.Close()
 		return nil, s.transportError(op, err)
 	}
-	return &Pusher{s: s, js: js, typ: t, subject: ep.WorkSubject(t), st: newStamper(s)}, nil
+	return &Pusher{s: s, js: js, typ: t, subject: s.names.WorkSubject(t), st: newStamper(s)}, nil
 }
 
 // ensureStream adopts DP_WORK_<base> if it exists and creates it otherwise.
-func ensureStream(ctx context.Context, js jetstream.JetStream, ep doppler.Endpoint) error {
-	_, err := js.Stream(ctx, ep.StreamName())
+func ensureStream(ctx context.Context, js jetstream.JetStream, ep doppler.Endpoint, names Names) error {
+	name := names.StreamName()
+	_, err := js.Stream(ctx, name)
 	if err == nil {
 		return nil
 	}
 	if !errors.Is(err, jetstream.ErrStreamNotFound) {
-		return fmt.Errorf("look up stream %s: %w", ep.StreamName(), err)
+		return fmt.Errorf("look up stream %s: %w", name, err)
 	}
-	_, err = js.CreateStream(ctx, WorkStreamConfig(ep))
+	_, err = js.CreateStream(ctx, workStreamConfig(ep, names))
 	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 		return nil // another Pusher created it in the meantime
 	}
 	if err != nil {
-		return fmt.Errorf("create stream %s: %w", ep.StreamName(), err)
+		return fmt.Errorf("create stream %s: %w", name, err)
 	}
 	return nil
 }
@@ -217,19 +226,20 @@ func NewPuller(ctx context.Context, ep doppler.Endpoint, o Options) (*Puller, er
 	if err != nil {
 		return fail(err)
 	}
-	st, err := js.Stream(ctx, ep.StreamName())
+	names := s.names
+	st, err := js.Stream(ctx, names.StreamName())
 	if err != nil {
-		return fail(fmt.Errorf("bind stream %s (the Push side creates it): %w", ep.StreamName(), err))
+		return fail(fmt.Errorf("bind stream %s (the Push side creates it): %w", names.StreamName(), err))
 	}
-	cons, err := st.Consumer(ctx, ep.ConsumerName())
+	cons, err := st.Consumer(ctx, names.ConsumerName())
 	if errors.Is(err, jetstream.ErrConsumerNotFound) {
-		cons, err = st.CreateConsumer(ctx, WorkConsumerConfig(ep, o.AckWait))
+		cons, err = st.CreateConsumer(ctx, workConsumerConfig(ep, names, o.AckWait))
 		if errors.Is(err, jetstream.ErrConsumerExists) {
-			cons, err = st.Consumer(ctx, ep.ConsumerName()) // another worker won the race
+			cons, err = st.Consumer(ctx, names.ConsumerName()) // another worker won the race
 		}
 	}
 	if err != nil {
-		return fail(fmt.Errorf("bind consumer %s: %w", ep.ConsumerName(), err))
+		return fail(fmt.Errorf("bind consumer %s: %w", names.ConsumerName(), err))
 	}
 	return &Puller{s: s, cons: cons}, nil
 }
@@ -292,7 +302,7 @@ func (p *Puller) Recv(ctx context.Context) (*Delivery, error) {
 			}
 			continue // the pull expired empty: ask again until ctx ends
 		}
-		f, err := single(op, m.Data(), p.s.order)
+		f, err := single(op, m.Data(), p.s)
 		if err != nil {
 			_ = m.Term()
 			p.stats.add(1, 0, 1)
@@ -359,3 +369,6 @@ func (p *Puller) Drain(ctx context.Context) error { return p.s.drain(ctx) }
 // not acked are redelivered to another worker after the ack wait. It always
 // returns nil; closing again, or after Drain, does nothing.
 func (p *Puller) Close() error { return p.s.close() }
+
+// MaxPayload returns the max_payload read from the connection at creation.
+func (p *Puller) MaxPayload() int { return p.s.maxPayload }

@@ -1,0 +1,141 @@
+package doppler_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/conform-suite/conform/cases"
+	"github.com/conform-suite/conform/cases/doppler"
+	"github.com/conform-suite/conform/corpus"
+	"github.com/conform-suite/conform/natsserver"
+	"github.com/conform-suite/conform/reports"
+	"github.com/conform-suite/conform/runner"
+	"github.com/conform-suite/conform/sut/builtin"
+	"github.com/conform-suite/conform/sut/impl"
+	"github.com/conform-suite/conform/sut/mutant"
+)
+
+// liveCases returns the catalogue's doppler-nats cases.
+func liveCases(t *testing.T) []cases.Case {
+	t.Helper()
+	set, err := corpus.Doppler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []cases.Case
+	for _, c := range doppler.Catalogue(set) {
+		if c.Profile == doppler.LiveProfile {
+			out = append(out, c)
+		}
+	}
+	if len(out) < 15 {
+		t.Fatalf("only %d live cases", len(out))
+	}
+	return out
+}
+
+// broker starts an embedded server of the given max_payload (0: the
+// natsserver default) for the test.
+func broker(t *testing.T, maxPayload int32) *cases.Env {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	srv, err := natsserver.Start(ctx, natsserver.Options{MaxPayload: maxPayload})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	return &cases.Env{Broker: func(context.Context) (string, error) { return srv.URL(), nil }}
+}
+
+// TestLiveReferencePasses runs every live case against the reference over
+// the in-process carrier, on brokers of two max_payloads: each case passes
+// (or, being informational, records).
+func TestLiveReferencePasses(t *testing.T) {
+	cs := liveCases(t)
+	for _, mp := range []int32{1 << 20, 0} {
+		t.Run(fmt.Sprintf("max_payload-%d", mp), func(t *testing.T) {
+			env := broker(t, mp)
+			start := time.Now()
+			rec := runner.Run(context.Background(), runner.Config{Spec: "builtin:reference", Client: builtin.New("builtin:reference", impl.Reference()),
+				Cases: cs, Seed: 1, Env: env})
+			for _, c := range rec.Cases {
+				if c.Outcome != reports.Pass && c.Outcome != reports.Info {
+					t.Errorf("%s: %s %s %v", c.ID, c.Outcome, c.Message, c.Evidence)
+				}
+				t.Logf("%-50s %-5s %.3fs %s", c.ID, c.Outcome, c.DurationSec, strings.Join(c.Notes, "; "))
+			}
+			t.Logf("%d live cases in %v", len(rec.Cases), time.Since(start))
+		})
+	}
+}
+
+// TestLiveMutantsCaught: each live-only mutant is caught by a live MUST
+// case. (cases/catalog's mutation table runs every mutant against every
+// doppler case, live ones included.)
+func TestLiveMutantsCaught(t *testing.T) {
+	cs := liveCases(t)
+	env := broker(t, 1<<20)
+	for _, name := range []string{
+		"names-misderived", "raw-face-as-ci8", "pull-never-acks", "closed-reported-as-transport",
+	} {
+		m, ok := mutant.Lookup(name)
+		if !ok {
+			t.Errorf("no mutant %s", name)
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			rec := runner.Run(context.Background(), runner.Config{Spec: "builtin:mutant/" + name, Client: builtin.New(name, m.Impl()),
+				Cases: cs, Seed: 1, Env: env})
+			var caught []string
+			for _, c := range rec.Cases {
+				if c.Outcome == reports.Error {
+					t.Errorf("%s: error %s", c.ID, c.Message)
+				}
+				if c.Level == reports.MUST && c.Outcome == reports.Fail {
+					caught = append(caught, c.ID)
+				}
+			}
+			if len(caught) == 0 {
+				t.Fatalf("%s is caught by no live MUST case", name)
+			}
+			t.Logf("caught by %v in %.1fs", caught, rec.DurationSec)
+		})
+	}
+}
+
+// TestLiveWithoutJetStream: on a broker without JetStream the work-queue
+// cases end as harness errors naming the missing tier, not as the SUT's
+// failures, and every other live case still passes.
+func TestLiveWithoutJetStream(t *testing.T) {
+	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT, NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Start()
+	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
+	if !srv.ReadyForConnections(10 * time.Second) {
+		t.Fatal("the server did not start")
+	}
+	env := &cases.Env{Broker: func(context.Context) (string, error) { return srv.ClientURL(), nil }}
+	rec := runner.Run(context.Background(), runner.Config{Spec: "builtin:reference", Client: builtin.New("builtin:reference", impl.Reference()),
+		Cases: liveCases(t), Seed: 1, Env: env})
+	errs := 0
+	for _, c := range rec.Cases {
+		switch {
+		case c.Outcome == reports.Error && c.ErrorKind == "harness" && strings.Contains(c.Message, "offers no JetStream"):
+			errs++
+		case c.Outcome != reports.Pass && c.Outcome != reports.Info:
+			t.Errorf("%s: %s (%s) %s", c.ID, c.Outcome, c.ErrorKind, c.Message)
+		}
+	}
+	if errs != 5 {
+		t.Errorf("%d work-queue cases ended as harness errors, want 5", errs)
+	}
+}
