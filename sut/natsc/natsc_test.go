@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/conform-suite/conform/cases"
 	"github.com/conform-suite/conform/cases/catalog"
 	"github.com/conform-suite/conform/natsserver"
 	"github.com/conform-suite/conform/reports"
@@ -52,7 +53,9 @@ func serve(t testing.TB, base string, enc sut.Encoding) natsc.Endpoint {
 }
 
 // TestReferenceOverNATS: the reference passes every case over a real,
-// embedded broker, in both encodings — 16 MiB boundary cases included.
+// embedded broker, in both encodings — 16 MiB boundary cases included. The
+// live doppler cases share the broker that carries conform.v1; the node cases
+// skip, as the in-process reference has no node command here.
 func TestReferenceOverNATS(t *testing.T) {
 	cat, err := catalog.Load()
 	if err != nil {
@@ -66,7 +69,8 @@ func TestReferenceOverNATS(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			rec := runner.Run(context.Background(), runner.Config{Spec: ep.String(), Client: c, Cases: cat.Cases})
+			broker := func(context.Context) (string, error) { return ep.Server, nil }
+			rec := runner.Run(context.Background(), runner.Config{Spec: ep.String(), Client: c, Cases: cat.Cases, Env: &cases.Env{Broker: broker}})
 			if rec.ExitCode != 0 || rec.Summary.Counts[reports.Pass] < 100 {
 				t.Fatalf("exit %d, counts %v", rec.ExitCode, rec.Summary.Counts)
 			}

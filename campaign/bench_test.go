@@ -1,0 +1,28 @@
+package campaign
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/conform-suite/conform/sut/builtin"
+	"github.com/conform-suite/conform/sut/impl"
+)
+
+// BenchmarkReadFramesBuiltin measures a differential campaign on the
+// frame-reading target against the in-process reference: inputs per
+// second, generation, both answers and the comparison included.
+func BenchmarkReadFramesBuiltin(b *testing.B) {
+	pool := testSeeds(b)
+	tg, _ := Lookup("wire.read-frames")
+	e := NewEngine(builtin.New("builtin:reference", impl.Reference()), "builtin:reference", pool, 5, time.Minute, nil)
+	start := uint64(len(pool.For(tg))) // generated inputs only
+	b.ResetTimer()
+	if err := e.RunRange(context.Background(), tg, start, start+uint64(b.N), func(f *Finding) error {
+		b.Fatalf("finding against the reference: %s", f.Signature)
+		return nil
+	}, nil); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "inputs/s")
+}

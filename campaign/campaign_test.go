@@ -1,0 +1,344 @@
+package campaign
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/conform-suite/conform/corpus"
+	"github.com/conform-suite/conform/fuzz/seeds"
+	"github.com/conform-suite/conform/sut/builtin"
+	"github.com/conform-suite/conform/sut/impl"
+	"github.com/conform-suite/conform/sut/mutant"
+	"google.golang.org/protobuf/proto"
+)
+
+var (
+	seedOnce sync.Once
+	seedPool *Seeds
+	seedErr  error
+)
+
+// testSeeds builds the seed pool once for every test of the package.
+func testSeeds(t testing.TB) *Seeds {
+	t.Helper()
+	seedOnce.Do(func() { seedPool, seedErr = LoadSeeds(context.Background(), nil, nil) })
+	if seedErr != nil {
+		t.Fatal(seedErr)
+	}
+	return seedPool
+}
+
+func TestTargets(t *testing.T) {
+	all := Targets()
+	if len(all) < 20 {
+		t.Fatalf("%d targets, want one per codec op", len(all))
+	}
+	suites := map[string]int{}
+	ref := impl.Reference()
+	for _, tg := range all {
+		suites[tg.Suite]++
+		if tg.Doc == "" {
+			t.Errorf("%s has no description", tg.Name)
+		}
+		e := &Engine{Seed: 7, Seeds: &Seeds{}}
+		var inputs []proto.Message
+		for i := range uint64(50) {
+			inputs = append(inputs, e.Input(tg, i))
+		}
+		for _, in := range inputs {
+			if n := tg.entries(in).Len(); n != 1 {
+				t.Fatalf("%s: an input holds %d entries, want 1", tg.Name, n)
+			}
+		}
+		// Inputs are a pure function of seed and index.
+		if again := e.Input(tg, 17); !proto.Equal(again, inputs[17]) {
+			t.Errorf("%s: input 17 differs between two calls", tg.Name)
+		}
+		for _, in := range inputs[:5] {
+			outs, ans, msg := tg.outputs(ref.Handle(context.Background(), tg.request([]proto.Message{in})))
+			if ans == answerOK && len(outs) != 1 {
+				t.Errorf("%s: the reference answered %d outputs for 1 input", tg.Name, len(outs))
+			}
+			if ans == answerOtherOp || ans == answerUnimplemented {
+				t.Errorf("%s: the reference answered %v: %s", tg.Name, ans, msg)
+			}
+		}
+	}
+	for _, s := range []string{"wire", "streams", "tlv", "doppler"} {
+		if suites[s] == 0 {
+			t.Errorf("no target of suite %s", s)
+		}
+	}
+}
+
+func TestSeedPoolCoversTargets(t *testing.T) {
+	pool := testSeeds(t)
+	for _, tg := range Targets() {
+		if len(pool.For(tg)) == 0 {
+			t.Errorf("%s has no seeds from the catalogue or the corpus", tg.Name)
+		}
+	}
+}
+
+func TestSeedCorpusDirectory(t *testing.T) {
+	dir, ok := seeds.Dir()
+	if !ok {
+		t.Skipf("no go-fuzz corpus at %q (set %s); --seed-corpus import not exercised on it", dir, seeds.EnvDir)
+	}
+	files, err := seedFiles(dir + "/protobuf")
+	if err != nil {
+		t.Skipf("go-fuzz corpus has no protobuf set: %v", err)
+	}
+	t.Logf("imported %d files from %s/protobuf", len(files), dir)
+	if len(files) == 0 {
+		t.Error("no files imported from a corpus directory that exists")
+	}
+}
+
+func TestSeedFilesLayout(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(root+"/a/corpus", 0o755)
+	os.WriteFile(root+"/a/corpus/x", []byte{0, 0, 0, 1, 7}, 0o644)
+	os.WriteFile(root+"/top", []byte("y"), 0o644)
+	os.WriteFile(root+"/big", make([]byte, MaxSeedFileSize+1), 0o644)
+	files, err := seedFiles(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 2 {
+		t.Fatalf("imported %d files, want the top file and a/corpus/x (the big one skipped)", len(files))
+	}
+	only, err := seedFiles(root + "/a")
+	if err != nil || len(only) != 1 {
+		t.Fatalf("a directory with a corpus/ folder: %d files, %v", len(only), err)
+	}
+}
+
+func TestDdmin(t *testing.T) {
+	tests := []struct {
+		n    int
+		need []int
+	}{
+		{8, []int{3}},
+		{8, []int{0, 7}},
+		{100, []int{13, 14, 90}},
+		{1, []int{0}},
+		{5, nil},
+	}
+	for _, tc := range tests {
+		got := ddmin(tc.n, func(k []int) bool {
+			have := map[int]bool{}
+			for _, i := range k {
+				have[i] = true
+			}
+			for _, i := range tc.need {
+				if !have[i] {
+					return false
+				}
+			}
+			return true
+		})
+		if len(got) != len(tc.need) {
+			t.Errorf("ddmin(%d, need %v) = %v", tc.n, tc.need, got)
+		}
+	}
+}
+
+func TestReferenceRunsClean(t *testing.T) {
+	pool := testSeeds(t)
+	client := builtin.New("builtin:reference", impl.Reference())
+	e := NewEngine(client, "builtin:reference", pool, 1, time.Minute, nil)
+	for _, tg := range Targets() {
+		n := uint64(len(pool.For(tg))) + 256
+		err := e.RunRange(context.Background(), tg, 0, n, func(f *Finding) error {
+			t.Errorf("the reference against itself: finding %s: %s\n%s", f.Signature, f.Detail, f.Diff)
+			return nil
+		}, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tg.Name, err)
+		}
+	}
+	t.Logf("%d inputs, no finding", e.Execs)
+}
+
+// liveMutants are mutants of the codec suites whose bug only a live op
+// (a socket on a real broker) shows; live ops are not fuzz targets.
+var liveMutants = map[string]bool{
+	"names-misderived": true, "raw-face-as-ci8": true, "pull-never-acks": true, "closed-reported-as-transport": true,
+}
+
+// TestMutantsFound runs a campaign against every codec mutant: each must
+// yield a minimised finding, written to disk, within a bounded budget, and
+// the finding must replay against a fresh instance of the mutant and not
+// against the reference.
+func TestMutantsFound(t *testing.T) {
+	pool := testSeeds(t)
+	const budget = 2048 // generated inputs per target, after the seeds
+	for _, m := range mutant.All() {
+		if !codecSuites[m.Suite] || liveMutants[m.Name] {
+			continue
+		}
+		t.Run(m.Name, func(t *testing.T) {
+			t.Parallel()
+			spec := "builtin:mutant/" + m.Name
+			e := NewEngine(builtin.New(spec, m.Impl()), spec, pool, 1, time.Minute, nil)
+			targets, _ := Select([]string{m.Suite})
+			most := uint64(0)
+			for _, tg := range targets {
+				most = max(most, uint64(len(pool.For(tg))))
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var found *Finding
+			var unreplayed []string
+			_, err := e.Run(ctx, Config{
+				Targets: targets, Execs: most + budget, Out: t.TempDir(),
+				OnFinding: func(f *Finding, path string) {
+					if _, err := ReadFinding(path); err != nil {
+						t.Errorf("finding file: %v", err)
+					}
+					// A finding that depends on state the SUT kept from
+					// earlier requests does not replay on a fresh one.
+					replay := NewEngine(builtin.New(spec, m.Impl()), spec, pool, 1, time.Minute, nil)
+					if ok, _, err := replay.Replay(context.Background(), f); err != nil || !ok {
+						unreplayed = append(unreplayed, f.Signature)
+						return
+					}
+					found = f
+					cancel()
+				},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if found == nil {
+				t.Fatalf("no finding that replays after %d inputs (%d that do not: %v)", e.Execs, len(unreplayed), unreplayed)
+			}
+			tg, _ := Lookup(found.Target)
+			_, inputs, err := found.ParseInputs()
+			if err != nil {
+				t.Fatal(err)
+			}
+			size := 0
+			for _, in := range inputs {
+				size += proto.Size(in)
+			}
+			if orig := proto.Size(e.Input(tg, found.Index)); len(inputs) == 1 && size > orig {
+				t.Errorf("finding %s: minimised input of %d bytes, larger than the %d-byte input found", found.Signature, size, orig)
+			}
+			clean := NewEngine(builtin.New("builtin:reference", impl.Reference()), "builtin:reference", pool, 1, time.Minute, nil)
+			if ok, others, _ := clean.Replay(context.Background(), found); ok || len(others) > 0 {
+				t.Errorf("finding %s reproduces against the reference", found.Signature)
+			}
+		})
+	}
+}
+
+// TestMemoryBounded runs a million inputs against the reference and checks
+// that the heap does not grow with the campaign.
+func TestMemoryBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a million inputs")
+	}
+	pool := testSeeds(t)
+	// The cheapest target, so that a million inputs take seconds: what is
+	// measured is the engine's own memory, which every target shares.
+	tg, _ := Lookup("tlv.pack-policy")
+	e := NewEngine(builtin.New("builtin:reference", impl.Reference()), "builtin:reference", pool, 3, time.Minute, nil)
+	var before, after runtime.MemStats
+	const warm, total = 20_000, 1_000_000
+	if err := e.RunRange(context.Background(), tg, 0, warm, func(f *Finding) error {
+		t.Fatalf("finding against the reference: %s", f.Signature)
+		return nil
+	}, nil); err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	if err := e.RunRange(context.Background(), tg, warm, total, func(f *Finding) error {
+		t.Fatalf("finding against the reference: %s", f.Signature)
+		return nil
+	}, nil); err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	t.Logf("%d inputs; heap in use %d KiB before, %d KiB after", e.Execs, before.HeapInuse>>10, after.HeapInuse>>10)
+	if grow := int64(after.HeapInuse) - int64(before.HeapInuse); grow > 16<<20 {
+		t.Errorf("heap grew by %d MiB over the campaign", grow>>20)
+	}
+}
+
+// TestPromote turns a finding of each promotable target into a vector and
+// reads the vector back, strictly, as its suite's corpus type.
+func TestPromote(t *testing.T) {
+	pool := testSeeds(t)
+	e := NewEngine(builtin.New("builtin:reference", impl.Reference()), "builtin:reference", pool, 1, time.Minute, nil)
+	for _, tc := range []struct {
+		target string
+		into   any
+	}{
+		{"wire.read-frames", new(corpus.Vector)},
+		{"tlv.decode", new(corpus.TLVVector)},
+		{"tlv.canonicalize", new(corpus.TLVVector)},
+		{"tlv.validate-path", new(corpus.TLVVector)},
+		{"doppler.check", new(corpus.DopplerVector)},
+	} {
+		tg, _ := Lookup(tc.target)
+		seeds := pool.For(tg)
+		in := seeds[len(seeds)/2].Input
+		f, err := e.newFinding(tg, []proto.Message{in}, Observation{Signature: Signature(tg.Name, KindDiff, "x"), Kind: KindDiff}, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := Promote(f, "spec §1", "", "")
+		if err != nil {
+			t.Errorf("%s: %v", tc.target, err)
+			continue
+		}
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(tc.into); err != nil {
+			t.Errorf("%s: the vector does not read back: %v\n%s", tc.target, err, b)
+		}
+		if !strings.Contains(string(b), `"spec": "spec §1"`) || !strings.Contains(string(b), `"id": "`+tg.Suite+`/v1/fuzz-`) {
+			t.Errorf("%s: vector without its spec or id:\n%s", tc.target, b)
+		}
+	}
+	tg, _ := Lookup("streams.track")
+	f, _ := e.newFinding(tg, []proto.Message{pool.For(tg)[0].Input}, Observation{Signature: Signature(tg.Name, KindDiff, "x"), Kind: KindDiff}, 0, 0)
+	if _, err := Promote(f, "spec", "", ""); err == nil {
+		t.Error("promoted a target that has no vector format")
+	}
+}
+
+func TestWriteFindingAtomic(t *testing.T) {
+	out := t.TempDir()
+	f := &Finding{Signature: "wire.read-frames.diff-0123abcd", Target: "wire.read-frames", Kind: KindDiff}
+	path, err := WriteFinding(out, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ReadFinding(path); err != nil || got.Signature != f.Signature {
+		t.Fatalf("read back %v, %v", got, err)
+	}
+	os.WriteFile(filepath.Join(FindingsDir(out), ".x.json.tmp123"), []byte("{"), 0o644)
+	sigs, err := KnownSignatures(out)
+	if err != nil || len(sigs) != 1 || sigs[0] != f.Signature {
+		t.Errorf("known signatures %v, %v", sigs, err)
+	}
+	if _, err := os.Stat(filepath.Join(FindingsDir(out), ".x.json.tmp123")); err == nil {
+		t.Error("a leftover temporary file was kept")
+	}
+	if _, err := WriteFinding(out, &Finding{Signature: "../../etc/passwd", Target: "x"}); err == nil {
+		t.Error("wrote a finding whose signature is a path")
+	}
+}

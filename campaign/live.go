@@ -1,0 +1,205 @@
+package campaign
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/conform-suite/conform/live/peer"
+	conformpb "github.com/conform-suite/conform/proto/conform/v1"
+	"github.com/conform-suite/conform/sut"
+	"github.com/conform-suite/conform/sut/impl"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// Live targets drive the SUT over a real socket: the harness plays the
+// peer on loopback, sends the input as generated traffic, and reads back
+// the SUT's report, which is compared with the reference's report of the
+// same traffic. Their inputs are not batched: each is one connection.
+
+// liveBudget bounds the bytes one live input may put on a socket; larger
+// inputs (the 16 MiB boundary seeds of frame reading) are not sent.
+const liveBudget = 1 << 20
+
+// Waits of a live input: the SUT's dial, and its report once the harness
+// has ended the stream.
+const (
+	liveDialTimeout   = 2 * time.Second
+	liveReportTimeout = 2 * time.Second
+)
+
+// liveTargets are the live targets.
+func liveTargets() []*Target {
+	mt := (&conformpb.ReadFrames{}).ProtoReflect().Type()
+	return []*Target{{
+		Name: "live.subscribe", Suite: "live",
+		Doc:    "a subscriber on a real socket: generated frames from a harness publisher, the SUT's report read back (ranvier-wire §4, §6)",
+		path:   []protoreflect.Name{"read_frames"},
+		opType: mt, list: mt.Descriptor().Fields().ByName("inputs"), format: fmtFrames,
+		gen: structuredGenerators["wire.read-frames"], live: true,
+	}}
+}
+
+// evaluateLive runs each input as one connection to the SUT and one to the
+// reference, concurrently, and compares the two reports.
+func (e *Engine) evaluateLive(ctx context.Context, t *Target, inputs []proto.Message) ([]Observation, error) {
+	var obs []Observation
+	for i, in := range inputs {
+		ri := in.(*conformpb.ReadFrames).GetInputs()[0]
+		writes, ok := liveWrites(ri)
+		if !ok {
+			continue
+		}
+		var ref *conformpb.LiveReport
+		var refErr error
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ref, refErr = subscribeOnce(ctx, writes, func(ctx context.Context, req *conformpb.Request) (*conformpb.Response, error) {
+				return e.ref.Handle(ctx, req), nil
+			})
+		}()
+		got, err := subscribeOnce(ctx, writes, func(ctx context.Context, req *conformpb.Request) (*conformpb.Response, error) {
+			octx, cancel := context.WithTimeout(ctx, e.Timeout)
+			defer cancel()
+			return e.Client.Do(octx, req)
+		})
+		wg.Wait()
+		if ctx.Err() != nil {
+			return obs, ctx.Err()
+		}
+		if refErr != nil {
+			continue // the harness or the reference could not play this input
+		}
+		var se *sut.Error
+		var unimpl *impl.UnimplementedError
+		switch {
+		case errors.As(err, &unimpl):
+			e.unsupported[t.Name] = "the SUT answered Unimplemented: " + unimpl.Detail
+			return obs, errUnsupported
+		case errors.As(err, &se):
+			e.streak++
+			e.Restarts++
+			kind, detail := string(se.Kind), ""
+			if se.Kind == sut.KindCrash {
+				detail = normalizeExit(se.Exit)
+			}
+			obs = append(obs, Observation{Signature: Signature(t.Name, kind, detail), Kind: kind, Detail: detail, Index: i, Err: se})
+			continue
+		case err != nil:
+			obs = append(obs, Observation{Signature: Signature(t.Name, KindError, ""), Kind: KindError, Index: i, SUTText: err.Error()})
+			continue
+		}
+		e.streak = 0
+		normalizeReport(got)
+		normalizeReport(ref)
+		if paths := diffPaths(got.ProtoReflect(), ref.ProtoReflect()); len(paths) > 0 {
+			obs = append(obs, Observation{Signature: Signature(t.Name, KindDiff, topLevel(paths)), Kind: KindDiff,
+				Detail: joinPaths(paths), Index: i, SUT: got, Ref: ref})
+		}
+	}
+	return obs, ctx.Err()
+}
+
+// liveWrites returns an input's chunks as socket writes, or false when
+// they are more than a live input may send.
+func liveWrites(in *conformpb.ReadInput) ([][]byte, bool) {
+	var writes [][]byte
+	total := uint64(0)
+	for _, c := range in.GetChunks() {
+		total += uint64(len(c.GetData())) + c.GetFill().GetLength()
+		if total > liveBudget {
+			return nil, false
+		}
+		b, err := impl.Expand(c)
+		if err != nil {
+			return nil, false
+		}
+		if len(b) > 0 {
+			writes = append(writes, b)
+		}
+	}
+	return writes, true
+}
+
+// subscribeOnce has one side (SUT or reference, through do) subscribe to a
+// harness publisher, sends it writes, ends the stream, and returns the
+// side's report. A sut.Error from do is returned as is; an Unimplemented
+// answer as an *impl.UnimplementedError; a failure of the harness's own
+// peer as another error.
+func subscribeOnce(ctx context.Context, writes [][]byte, do func(context.Context, *conformpb.Request) (*conformpb.Response, error)) (*conformpb.LiveReport, error) {
+	pub, err := peer.ListenPublisher(ctx, peer.Limits{})
+	if err != nil {
+		return nil, fmt.Errorf("harness publisher: %w", err)
+	}
+	defer pub.Close()
+	liveOp := func(op *conformpb.LiveOp) (*conformpb.LiveResult, error) {
+		resp, err := do(ctx, &conformpb.Request{Op: &conformpb.Request_Live{Live: op}})
+		if err != nil {
+			return nil, err
+		}
+		switch r := resp.GetResult().(type) {
+		case *conformpb.Response_Live:
+			return r.Live, nil
+		case *conformpb.Response_Unimplemented:
+			return nil, &impl.UnimplementedError{Detail: r.Unimplemented.GetDetail()}
+		case *conformpb.Response_Error:
+			return nil, errors.New(r.Error.GetMessage())
+		}
+		return nil, errors.New("answered a live op with the result of another op")
+	}
+	sub, err := liveOp(&conformpb.LiveOp{Op: &conformpb.LiveOp_Subscribe{Subscribe: &conformpb.LiveSubscribe{
+		Address: pub.Addr(), StreamName: "fuzz", DialTimeoutMs: uint32(liveDialTimeout / time.Millisecond)}}})
+	if err != nil {
+		return nil, err
+	}
+	handle := sub.GetSubscribed().GetSubscriber()
+	defer liveOp(&conformpb.LiveOp{Op: &conformpb.LiveOp_Close{Close: &conformpb.LiveClose{Subscriber: handle}}})
+	actx, cancel := context.WithTimeout(ctx, liveDialTimeout)
+	defer cancel()
+	conn, err := pub.Accept(actx)
+	if err != nil {
+		return nil, fmt.Errorf("the subscriber never connected: %w", err)
+	}
+	defer conn.Close()
+	if _, err := conn.WaitRequest(actx); err != nil {
+		return nil, fmt.Errorf("the subscriber sent no Request: %w", err)
+	}
+	// A subscriber that closes on a framing error may refuse the rest of
+	// the writes; that is its report's business, not an error.
+	_ = conn.Write(actx, peer.Whole(), writes...)
+	_ = conn.CloseWrite()
+	rep, err := liveOp(&conformpb.LiveOp{Op: &conformpb.LiveOp_Report{Report: &conformpb.LiveReportOp{
+		Subscriber: handle, Until: &conformpb.LiveUntil{Ended: 1}, TimeoutMs: uint32(liveReportTimeout / time.Millisecond)}}})
+	if err != nil {
+		return nil, err
+	}
+	return rep.GetReport(), nil
+}
+
+// normalizeReport clears what differs between two runs of the same
+// traffic: connection identifiers and addresses, which each side chooses,
+// and the words of a detail.
+func normalizeReport(r *conformpb.LiveReport) {
+	for _, c := range r.GetConnections() {
+		c.Connection, c.Address, c.LocalAddress, c.Detail = 0, "", "", ""
+	}
+	for _, s := range r.GetSamples() {
+		s.Connection = 0
+	}
+}
+
+func joinPaths(paths []string) string {
+	out := ""
+	for i, p := range paths {
+		if i > 0 {
+			out += ","
+		}
+		out += p
+	}
+	return out
+}

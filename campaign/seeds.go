@@ -1,0 +1,356 @@
+package campaign
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+
+	"github.com/conform-suite/conform/cases"
+	"github.com/conform-suite/conform/cases/catalog"
+	"github.com/conform-suite/conform/corpus"
+	conformpb "github.com/conform-suite/conform/proto/conform/v1"
+	"github.com/conform-suite/conform/runner"
+	"github.com/conform-suite/conform/sut"
+	"github.com/conform-suite/conform/sut/builtin"
+	"github.com/conform-suite/conform/sut/impl"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// A Seed is one named starting input of a target.
+type Seed struct {
+	// Name says where the seed came from: case:<case ID>#<n> for an input
+	// the catalogue's cases send, vector:<vector ID> for a corpus vector,
+	// file:<path> for a file of a --seed-corpus directory.
+	Name  string
+	Input proto.Message
+}
+
+// Seeds is the seed pool of every target. It is built once per process and
+// read-only afterwards, so campaigns running in parallel may share it.
+type Seeds struct {
+	byTarget map[string][]Seed
+	// light lists, per target, the seeds used as mutation bases: all but
+	// the heavy ones.
+	light map[string][]int
+}
+
+// For returns the seeds of a target, in a fixed order.
+func (s *Seeds) For(t *Target) []Seed { return s.byTarget[t.Name] }
+
+// Bounds on --seed-corpus imports, so that a large directory cannot swamp
+// memory or the campaign.
+const (
+	MaxSeedFileSize = 64 << 10
+	MaxSeedFiles    = 1000
+)
+
+// LoadSeeds builds the seed pool: the inputs the suite's own cases send for
+// every target (the catalogue's codec cases, run once against the reference
+// with the fixed seed 1), the corpus vectors' bytes, and the raw files of
+// each directory in dirs, in go-fuzz corpus layout (DIR/corpus/* if that
+// folder exists, else DIR/*, and DIR/*/corpus/* for a directory of such
+// directories). logf, if set, says what was imported.
+func LoadSeeds(ctx context.Context, dirs []string, logf func(string, ...any)) (*Seeds, error) {
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	targets := Targets()
+	s := &Seeds{byTarget: map[string][]Seed{}, light: map[string][]int{}}
+	seen := map[string]map[string]bool{}
+	add := func(t *Target, name string, in proto.Message) {
+		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(in)
+		if err != nil || len(b) > 4<<20 {
+			return
+		}
+		if seen[t.Name] == nil {
+			seen[t.Name] = map[string]bool{}
+		}
+		k := string(b)
+		if seen[t.Name][k] {
+			return
+		}
+		seen[t.Name][k] = true
+		if !heavy(in) {
+			s.light[t.Name] = append(s.light[t.Name], len(s.byTarget[t.Name]))
+		}
+		s.byTarget[t.Name] = append(s.byTarget[t.Name], Seed{Name: name, Input: in})
+	}
+	if err := harvest(ctx, targets, add); err != nil {
+		return nil, err
+	}
+	raws, err := vectorBytes()
+	if err != nil {
+		return nil, err
+	}
+	for _, rw := range raws {
+		for _, t := range targets {
+			if t.Suite == rw.suite {
+				add(t, rw.name, fromRaw(t, rw.b))
+			}
+		}
+	}
+	for _, dir := range dirs {
+		files, err := seedFiles(dir)
+		if err != nil {
+			return nil, fmt.Errorf("--seed-corpus %s: %w", dir, err)
+		}
+		logf("seeds: imported %d files from %s", len(files), dir)
+		for _, f := range files {
+			for _, t := range targets {
+				add(t, "file:"+f.name, fromRaw(t, f.b))
+			}
+		}
+	}
+	return s, nil
+}
+
+type rawSeed struct {
+	suite, name string
+	b           []byte
+}
+
+// vectorBytes returns the bytes of every corpus vector that has bytes.
+func vectorBytes() ([]rawSeed, error) {
+	var out []rawSeed
+	ws, err := corpus.Wire()
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range ws.All() {
+		out = append(out, rawSeed{"wire", "vector:" + v.ID, v.Input})
+	}
+	ts, err := corpus.TLV()
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range ts.All() {
+		if len(v.Input) > 0 {
+			out = append(out, rawSeed{"tlv", "vector:" + v.ID, v.Input})
+		}
+	}
+	ds, err := corpus.Doppler()
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range ds.All() {
+		if len(v.Message) > 0 {
+			out = append(out, rawSeed{"doppler", "vector:" + v.ID, v.Message})
+		}
+	}
+	ss, err := corpus.Streams()
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range ss.All() {
+		for i, seg := range v.Segments {
+			out = append(out, rawSeed{"streams", fmt.Sprintf("vector:%s#%d", v.ID, i), seg.Bytes})
+		}
+	}
+	return out, nil
+}
+
+// fromRaw makes an input of t from raw bytes: the target's generator,
+// seeded by the bytes, builds the structure, and the first bytes field it
+// finds holds the bytes themselves. A target without a bytes field uses the
+// bytes only as entropy.
+func fromRaw(t *Target, b []byte) proto.Message {
+	sum := sha256.Sum256(b)
+	g := &gen{r: rand.New(rand.NewPCG(binary.LittleEndian.Uint64(sum[:]), binary.LittleEndian.Uint64(sum[8:]))), t: t}
+	in := g.generate()
+	var sites []site
+	collect(in.ProtoReflect(), &sites, 0)
+	for _, s := range sites {
+		switch {
+		case s.fd.Kind() == protoreflect.BytesKind && s.fd.IsList():
+			l := s.m.Mutable(s.fd).List()
+			l.Truncate(0)
+			l.Append(protoreflect.ValueOfBytes(append([]byte(nil), b...)))
+			return in
+		case s.fd.Kind() == protoreflect.BytesKind:
+			s.m.Set(s.fd, protoreflect.ValueOfBytes(append([]byte(nil), b...)))
+			return in
+		case isBlob(s.fd) && s.fd.IsList():
+			l := s.m.Mutable(s.fd).List()
+			l.Truncate(0)
+			e := l.NewElement()
+			e.Message().Set(e.Message().Descriptor().Fields().ByName("data"), protoreflect.ValueOfBytes(append([]byte(nil), b...)))
+			l.Append(e)
+			return in
+		}
+	}
+	return in
+}
+
+type seedFile struct {
+	name string
+	b    []byte
+}
+
+// seedFiles reads a go-fuzz corpus directory: its corpus/ folder if it has
+// one, else its own files, and the corpus/ folders of its subdirectories.
+func seedFiles(dir string) ([]seedFile, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsDir() {
+		return nil, errors.New("not a directory")
+	}
+	var folders []string
+	if isDir(filepath.Join(dir, "corpus")) {
+		folders = append(folders, filepath.Join(dir, "corpus"))
+	} else {
+		folders = append(folders, dir)
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if e.IsDir() && isDir(filepath.Join(dir, e.Name(), "corpus")) {
+				folders = append(folders, filepath.Join(dir, e.Name(), "corpus"))
+			}
+		}
+	}
+	var out []seedFile
+	for _, f := range folders {
+		entries, err := os.ReadDir(f)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			if len(out) >= MaxSeedFiles {
+				return out, nil
+			}
+			if e.Type()&fs.ModeType != 0 {
+				continue
+			}
+			p := filepath.Join(f, e.Name())
+			if info, err := e.Info(); err != nil || info.Size() > MaxSeedFileSize {
+				continue
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return nil, err
+			}
+			if len(b) <= MaxSeedFileSize {
+				out = append(out, seedFile{p, b})
+			}
+		}
+	}
+	return out, nil
+}
+
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
+}
+
+// harvest runs the catalogue's codec cases against the reference with a
+// client that records every request, and splits each recorded batch into
+// inputs of the targets.
+func harvest(ctx context.Context, targets []*Target, add func(*Target, string, proto.Message)) error {
+	cat, err := catalog.Load()
+	if err != nil {
+		return err
+	}
+	selected, err := runner.Select(cat.Cases, []string{"wire", "streams", "tlv", "doppler"}, nil)
+	if err != nil {
+		return err
+	}
+	rec := &recorder{Client: builtin.New("builtin:reference", impl.Reference())}
+	for _, c := range selected {
+		rec.caseID = c.ID
+		rec.n = 0
+		runner.Run(ctx, runner.Config{Spec: "builtin:reference", Client: rec, Cases: []cases.Case{c}, Seed: 1})
+		for _, req := range rec.reqs {
+			for _, t := range targets {
+				ins := t.split(req)
+				for _, in := range ins {
+					add(t, fmt.Sprintf("case:%s#%d", c.ID, rec.n), in)
+					rec.n++
+				}
+			}
+		}
+		rec.reqs = rec.reqs[:0]
+	}
+	return ctx.Err()
+}
+
+// split returns the inputs of req if it is this target's op, one per entry
+// of its batched list.
+func (t *Target) split(req *conformpb.Request) []proto.Message {
+	m := req.ProtoReflect()
+	fd := m.Descriptor().Fields().ByName(t.path[0])
+	if fd == nil || !m.Has(fd) {
+		return nil
+	}
+	op := m.Get(fd).Message()
+	for _, name := range t.path[1:] {
+		sub := op.Descriptor().Fields().ByName(name)
+		if sub == nil || !op.Has(sub) {
+			return nil
+		}
+		op = op.Get(sub).Message()
+	}
+	l := op.Get(t.list).List()
+	// The op-level fields alone, cloned once: cloning the whole batch per
+	// entry would cost the batch's size squared.
+	bare := t.New().ProtoReflect()
+	op.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		if fd != t.list {
+			bare.Set(fd, v)
+		}
+		return true
+	})
+	bare = proto.Clone(bare.Interface()).ProtoReflect()
+	var out []proto.Message
+	for i := 0; i < l.Len(); i++ {
+		in := proto.Clone(bare.Interface())
+		in.ProtoReflect().Mutable(t.list).List().Append(cloneValue(t.list, l.Get(i)))
+		out = append(out, in)
+	}
+	return out
+}
+
+func cloneValue(fd protoreflect.FieldDescriptor, v protoreflect.Value) protoreflect.Value {
+	switch fd.Kind() {
+	case protoreflect.MessageKind, protoreflect.GroupKind:
+		return protoreflect.ValueOfMessage(proto.Clone(v.Message().Interface()).ProtoReflect())
+	case protoreflect.BytesKind:
+		return protoreflect.ValueOfBytes(append([]byte(nil), v.Bytes()...))
+	}
+	return v
+}
+
+// recorder is a client that keeps every request it passes on.
+type recorder struct {
+	sut.Client
+	caseID string
+	n      int
+	reqs   []*conformpb.Request
+}
+
+func (r *recorder) Do(ctx context.Context, req *conformpb.Request) (*conformpb.Response, error) {
+	r.reqs = append(r.reqs, proto.Clone(req).(*conformpb.Request))
+	return r.Client.Do(ctx, req)
+}
+
+// names returns the seed names, for a work unit's corpus slice.
+func names(seeds []Seed, start, end uint64) []string {
+	var out []string
+	for i := start; i < end && i < uint64(len(seeds)); i++ {
+		out = append(out, seeds[i].Name)
+	}
+	return out
+}
+
+func hashString(s string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return h.Sum64()
+}

@@ -1,0 +1,233 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/conform-suite/conform/campaign"
+	"github.com/conform-suite/conform/sut/fault"
+)
+
+// findings returns the finding files of a campaign directory.
+func findings(t *testing.T, out string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(campaign.FindingsDir(out), "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+func TestFuzzList(t *testing.T) {
+	r := conform(t, 30*time.Second, nil, "fuzz", "--list")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	for _, want := range []string{"wire.read-frames\t", "wire.decode\t", "streams.track\t", "tlv.decode\t", "tlv.canonicalize\t", "tlv.hop\t", "doppler.check\t", "doppler.reassemble\t"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("--list does not name %s:\n%s", strings.TrimSpace(want), r.stdout)
+		}
+	}
+}
+
+func TestFuzzUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"fuzz", "--sut", "builtin:reference", "--execs", "10"},                                     // no --out
+		{"fuzz", "--sut", "builtin:reference", "--out", t.TempDir()},                                // no bound
+		{"fuzz", "--sut", "builtin:reference", "--execs", "1", "--target", "no.such", "--out", "x"}, // no target
+		{"fuzz", "--sut", "builtin:nothing", "--execs", "1", "--out", t.TempDir()},                  // no carrier
+		{"fuzz", "--sut", "builtin:reference", "--execs", "1", "--out", t.TempDir(), "--seed-corpus", "/nonexistent"},
+		{"fuzz", "worker", "--sut", "builtin:reference"},                  // no --queue
+		{"fuzz", "--queue", "nats://127.0.0.1:1/x", "--out", t.TempDir()}, // no --execs
+		{"replay"},
+		{"replay", "/nonexistent.json", "--sut", "builtin:reference"},
+		{"fuzz", "promote", "x.json"},
+	} {
+		if r := conform(t, 30*time.Second, nil, args...); r.code != exitUsage {
+			t.Errorf("conform %v: exit %d, want %d\n%s", args, r.code, exitUsage, r.stderr)
+		}
+	}
+}
+
+// TestFuzzMutantReplayPromote fuzzes a mutant until it yields a finding,
+// then replays the finding against the mutant (exit 1), the reference in
+// process and over exec (exit 0), and promotes it to a corpus vector.
+func TestFuzzMutantReplayPromote(t *testing.T) {
+	out := t.TempDir()
+	r := conform(t, 60*time.Second, nil, "fuzz", "--sut", "builtin:mutant/zero-length-is-end", "--target", "wire.read-frames",
+		"--execs", "3000", "--seed", "9", "--out", out)
+	if r.code != 1 {
+		t.Fatalf("fuzz: exit %d, want 1 (findings)\n%s", r.code, r.stderr)
+	}
+	files := findings(t, out)
+	if len(files) == 0 {
+		t.Fatalf("no finding written\n%s", r.stderr)
+	}
+	f, err := campaign.ReadFinding(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Target != "wire.read-frames" || f.Seed != 9 || f.Conform == "" || f.SUT != "builtin:mutant/zero-length-is-end" || len(f.Inputs) == 0 {
+		t.Errorf("finding lacks what a finding holds: %+v", f)
+	}
+	if f.Kind == campaign.KindDiff && (f.Diff == "" || f.SUTAnswer == nil || f.ReferenceAnswer == nil) {
+		t.Errorf("a diff finding without both answers and the diff: %s", files[0])
+	}
+	if r := conform(t, 30*time.Second, nil, "replay", files[0], "--sut", "builtin:mutant/zero-length-is-end"); r.code != 1 {
+		t.Errorf("replay against the mutant: exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := conform(t, 30*time.Second, nil, "replay", files[0], "--sut", "builtin:reference"); r.code != 0 {
+		t.Errorf("replay against the reference: exit %d, want 0\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := conform(t, 30*time.Second, nil, "replay", files[0], "--sut", "exec:"+bin+" reference"); r.code != 0 {
+		t.Errorf("replay against the reference over exec: exit %d, want 0\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	p := conform(t, 30*time.Second, nil, "fuzz", "promote", files[0], "--spec", "ranvier-wire §1.2", "--id", "wire/v1/fuzz-zero-length")
+	if p.code != 0 {
+		t.Fatalf("promote: exit %d\n%s", p.code, p.stderr)
+	}
+	var v struct {
+		ID, Spec, Input, End string
+	}
+	if err := json.Unmarshal([]byte(p.stdout), &v); err != nil || v.ID != "wire/v1/fuzz-zero-length" || v.Spec != "ranvier-wire §1.2" || v.End == "" {
+		t.Errorf("promoted vector %q (%v)", p.stdout, err)
+	}
+}
+
+func TestFuzzReferenceClean(t *testing.T) {
+	out := t.TempDir()
+	r := conform(t, 60*time.Second, nil, "fuzz", "--sut", "exec:"+bin+" reference", "--target", "all", "--execs", "300", "--out", out)
+	if r.code != 0 {
+		t.Fatalf("exit %d, want 0\n%s", r.code, r.stderr)
+	}
+	if files := findings(t, out); len(files) > 0 {
+		t.Errorf("findings against the reference: %v", files)
+	}
+	if !strings.Contains(r.stderr, "0 findings") {
+		t.Errorf("no summary line:\n%s", r.stderr)
+	}
+}
+
+// TestFuzzResumeAfterKill kills a running campaign with SIGKILL once it has
+// written a finding, then resumes it: the finding is still there, whole,
+// and the campaign continues from its checkpoint rather than from the
+// start.
+func TestFuzzResumeAfterKill(t *testing.T) {
+	out := t.TempDir()
+	args := []string{"fuzz", "--sut", "builtin:mutant/window-256", "--target", "streams", "--duration", "60s", "--out", out}
+	cmd := exec.Command(bin, args...)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(40 * time.Second)
+	for len(findings(t, out)) == 0 || !fileExists(campaign.CheckpointPath(out)) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("no finding within 40s\n%s", errb.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(1500 * time.Millisecond) // let a checkpoint move past the start
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	before := findings(t, out)
+	for _, f := range before {
+		if _, err := campaign.ReadFinding(f); err != nil {
+			t.Errorf("after kill -9: %v", err)
+		}
+	}
+	cp, err := campaign.ReadCheckpoint(out)
+	if err != nil || cp == nil {
+		t.Fatalf("checkpoint after kill -9: %v", err)
+	}
+	var done uint64
+	for _, n := range cp.Next {
+		done += n
+	}
+	if r := conform(t, 30*time.Second, nil, args...); r.code != exitUsage {
+		t.Errorf("a second campaign in the same --out without --resume: exit %d, want %d", r.code, exitUsage)
+	}
+	r := conform(t, 60*time.Second, nil, "fuzz", "--sut", "builtin:mutant/window-256", "--target", "streams", "--duration", "1s", "--out", out, "--resume")
+	if r.code != 1 {
+		t.Fatalf("resume: exit %d, want 1 (findings)\n%s", r.code, r.stderr)
+	}
+	after := findings(t, out)
+	for _, f := range before {
+		if !slicesContains(after, f) {
+			t.Errorf("finding %s lost on resume", f)
+		}
+	}
+	cp2, err := campaign.ReadCheckpoint(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var done2 uint64
+	for name, n := range cp2.Next {
+		if n < cp.Next[name] {
+			t.Errorf("%s went back from %d to %d", name, cp.Next[name], n)
+		}
+		done2 += n
+	}
+	if done2 <= done || cp2.Execs <= cp.Execs {
+		t.Errorf("resume ran nothing new: %d then %d inputs", done, done2)
+	}
+}
+
+// TestFuzzFaultSUTs fuzzes SUTs that crash and hang: the campaign ends on
+// time with crash and timeout findings, and leaves no process behind.
+func TestFuzzFaultSUTs(t *testing.T) {
+	for _, tc := range []struct{ fault, kind string }{{"crash", campaign.KindCrash}, {"hang", campaign.KindTimeout}, {"garbage", campaign.KindProtocol}} {
+		t.Run(tc.fault, func(t *testing.T) {
+			out := t.TempDir()
+			r := conform(t, 60*time.Second, []string{fault.EnvAfter + "=3"}, "fuzz", "--sut", "builtin:fault/"+tc.fault,
+				"--target", "wire.read-frames", "--execs", "600", "--timeout", "200ms", "--out", out)
+			if r.code != 1 {
+				t.Fatalf("exit %d, want 1\n%s", r.code, r.stderr)
+			}
+			files := findings(t, out)
+			kinds := map[string]bool{}
+			for _, f := range files {
+				fd, err := campaign.ReadFinding(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				kinds[fd.Kind] = true
+				if fd.SUTError == nil {
+					t.Errorf("%s finding without the SUT's error", fd.Kind)
+				}
+			}
+			if !kinds[tc.kind] {
+				t.Errorf("no %s finding among %v\n%s", tc.kind, files, r.stderr)
+			}
+			if !strings.Contains(r.stderr, "SUT restarts") {
+				t.Errorf("no restart count in the summary:\n%s", r.stderr)
+			}
+		})
+	}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+func slicesContains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
