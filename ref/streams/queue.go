@@ -103,7 +103,7 @@ type QueueCounters struct {
 type Subscription struct {
 	opts    Options
 	tracker *Tracker
-	buf     []Sample // ring of len opts.Depth
+	buf     []Sample // ring, grown on demand up to opts.Depth
 	head    int      // index of the oldest queued sample
 	n       int      // queued samples
 	q       QueueCounters
@@ -118,7 +118,7 @@ func NewSubscription(opts Options) (*Subscription, error) {
 	return &Subscription{
 		opts:    opts,
 		tracker: NewTracker(),
-		buf:     make([]Sample, opts.Depth),
+		buf:     make([]Sample, min(opts.Depth, initialRing)),
 		q:       QueueCounters{Depth: opts.Depth},
 	}, nil
 }
@@ -130,6 +130,9 @@ func (s *Subscription) Push(conn ConnID, smp Sample) {
 	// sample this queue discards is not counted as missing (§3.5).
 	s.tracker.Observe(conn, smp)
 
+	if s.n == len(s.buf) && len(s.buf) < s.opts.Depth {
+		s.grow()
+	}
 	if s.n == len(s.buf) {
 		s.q.Dropped++
 		if s.opts.Policy == DropNewest {
@@ -183,6 +186,21 @@ func (s *Subscription) Queue() QueueCounters {
 
 // Gaps returns the gap counters of the subscription's tracker (§3.7).
 func (s *Subscription) Gaps() Counters { return s.tracker.Counters() }
+
+// initialRing is the ring's first allocation. The depth is a bound, not a
+// size to reserve: a subscription with a depth of four billion that holds ten
+// samples must cost ten samples, whoever chose the depth.
+const initialRing = 64
+
+// grow doubles the ring, up to the depth, keeping the queued samples in
+// order from index 0.
+func (s *Subscription) grow() {
+	buf := make([]Sample, min(max(2*len(s.buf), 1), s.opts.Depth))
+	for i := range s.n {
+		buf[i] = s.buf[(s.head+i)%len(s.buf)]
+	}
+	s.buf, s.head = buf, 0
+}
 
 func (s *Subscription) next(i int) int {
 	i++

@@ -274,6 +274,26 @@ func NewData(b []byte) *conformpb.Data {
 // make a SUT allocate without limit.
 const MaxBlob = 2*wire.MaxPayload + 8
 
+// MaxExpansion bounds the bytes all the fills of one request may expand to.
+// A fill is a few bytes on the wire, so a 16 MiB request could otherwise
+// describe terabytes and keep a SUT busy long after conform gave up on it;
+// 1 GiB leaves room for a batch of boundary cases.
+const MaxExpansion = 1 << 30
+
+// expander expands the blobs of one request within MaxExpansion.
+type expander struct{ used uint64 }
+
+// expand returns the bytes b describes, counting them against the request.
+func (x *expander) expand(b *conformpb.Blob) ([]byte, error) {
+	if f := b.GetFill(); f != nil {
+		if x.used+f.GetLength() > MaxExpansion || x.used+f.GetLength() < x.used {
+			return nil, fmt.Errorf("the request's fills expand beyond %d bytes", MaxExpansion)
+		}
+		x.used += f.GetLength()
+	}
+	return Expand(b)
+}
+
 // Expand returns the bytes a Blob describes.
 func Expand(b *conformpb.Blob) ([]byte, error) {
 	if b.GetFill() == nil {

@@ -217,6 +217,7 @@ func (im *Impl) driveQueue(op *conformpb.DriveQueue) *conformpb.DriveQueueResult
 }
 
 func (im *Impl) receiveConnections(op *conformpb.ReceiveConnections) (*conformpb.ReceiveConnectionsResult, error) {
+	var x expander
 	res := new(conformpb.ReceiveConnectionsResult)
 	for i, in := range op.Inputs {
 		counter := im.NewFrameCounter()
@@ -231,7 +232,7 @@ func (im *Impl) receiveConnections(op *conformpb.ReceiveConnections) (*conformpb
 				subs[conn] = sub
 				order = append(order, conn)
 			}
-			b, err := Expand(seg.Bytes)
+			b, err := x.expand(seg.Bytes)
 			if err != nil {
 				return nil, fmt.Errorf("input %d: %w", i, err)
 			}

@@ -12,9 +12,10 @@ import (
 )
 
 func (im *Impl) readFrames(op *conformpb.ReadFrames) (*conformpb.ReadFramesResult, error) {
+	var x expander
 	res := new(conformpb.ReadFramesResult)
 	for i, in := range op.Inputs {
-		out, err := im.readOne(in)
+		out, err := im.readOne(&x, in)
 		if err != nil {
 			return nil, fmt.Errorf("input %d: %w", i, err)
 		}
@@ -23,7 +24,7 @@ func (im *Impl) readFrames(op *conformpb.ReadFrames) (*conformpb.ReadFramesResul
 	return res, nil
 }
 
-func (im *Impl) readOne(in *conformpb.ReadInput) (*conformpb.ReadOutput, error) {
+func (im *Impl) readOne(x *expander, in *conformpb.ReadInput) (*conformpb.ReadOutput, error) {
 	r := im.NewReader()
 	out := new(conformpb.ReadOutput)
 	var failed error
@@ -43,7 +44,7 @@ func (im *Impl) readOne(in *conformpb.ReadInput) (*conformpb.ReadOutput, error) 
 		return y
 	}
 	for _, c := range in.Chunks {
-		b, err := Expand(c)
+		b, err := x.expand(c)
 		if err != nil {
 			return nil, err
 		}
@@ -81,9 +82,10 @@ func (im *Impl) readOne(in *conformpb.ReadInput) (*conformpb.ReadOutput, error) 
 }
 
 func (im *Impl) writeFrames(ctx context.Context, op *conformpb.WriteFrames) (*conformpb.WriteFramesResult, error) {
+	var x expander
 	res := new(conformpb.WriteFramesResult)
 	for i, in := range op.Inputs {
-		payload, err := Expand(in.Payload)
+		payload, err := x.expand(in.Payload)
 		if err != nil {
 			return nil, fmt.Errorf("input %d: %w", i, err)
 		}
@@ -142,6 +144,7 @@ func (s *shortSink) Write(p []byte) (int, error) {
 }
 
 func (im *Impl) receive(op *conformpb.Receive) (*conformpb.ReceiveResult, error) {
+	var x expander
 	res := new(conformpb.ReceiveResult)
 	for i, in := range op.Inputs {
 		sub := im.NewSubscriber(im.NewReader())
@@ -165,7 +168,7 @@ func (im *Impl) receive(op *conformpb.Receive) (*conformpb.ReceiveResult, error)
 			out.Events = append(out.Events, e)
 		}
 		for _, c := range in.Chunks {
-			b, err := Expand(c)
+			b, err := x.expand(c)
 			if err != nil {
 				return nil, fmt.Errorf("input %d: %w", i, err)
 			}
