@@ -91,7 +91,9 @@ func TestReferenceOverTCP(t *testing.T) {
 		t.Run(fmt.Sprint("encoding", enc), func(t *testing.T) {
 			addr := startTCPReference(t, enc...)
 			rec := filepath.Join(t.TempDir(), "rec.json")
-			r := conform(t, 2*time.Minute, nil, "run", "--sut", addr, "--json", rec)
+			// Every suite but the Ranvier live one, whose sockets are the
+			// SUT's own and do not depend on the carrier.
+			r := conform(t, 2*time.Minute, nil, "run", "--sut", addr, "--profile", "wire,streams,tlv,doppler,graph", "--json", rec)
 			if r.code != 0 {
 				t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 			}
