@@ -136,3 +136,22 @@ func Run(ctx context.Context, cfg Config) *Table {
 	}
 	return t
 }
+
+// Idle returns the IDs of the MUST cases among cs that no mutant of the table
+// caught. Such a case passes against every bug conform knows how to make: it
+// proves nothing until a mutant shows it can fail.
+func (t *Table) Idle(cs []cases.Case) []string {
+	caught := map[string]bool{}
+	for _, r := range t.Rows {
+		for _, id := range r.Caught {
+			caught[id] = true
+		}
+	}
+	var idle []string
+	for _, c := range cs {
+		if c.Level == reports.MUST && !caught[c.ID] {
+			idle = append(idle, c.ID)
+		}
+	}
+	return idle
+}

@@ -32,8 +32,26 @@ func startTCPReference(t *testing.T, extra ...string) string {
 // exit 0.
 func startReference(t *testing.T, want string, args ...string) string {
 	t.Helper()
-	cmd := &exec.Cmd{Path: bin, Args: append([]string{serverArgv0, "reference"}, args...)}
-	stderr, err := cmd.StderrPipe()
+	line := startServer(t, true, append([]string{"reference"}, args...)...)
+	addr, found := strings.CutPrefix(line, "listening on ")
+	addr, _, _ = strings.Cut(addr, " ")
+	if !found || !strings.HasPrefix(addr, want) || strings.HasSuffix(addr, ":0") {
+		t.Fatalf("first stderr line %q is not \"listening on %s…\"", line, want)
+	}
+	return addr
+}
+
+// startServer starts "conform ARGS" as a server of its own and returns the
+// first line it prints, on stderr or on stdout, where a server says where it
+// listens. It is stopped with SIGTERM when the test ends, and must exit 0.
+func startServer(t *testing.T, onStderr bool, args ...string) string {
+	t.Helper()
+	cmd := &exec.Cmd{Path: bin, Args: append([]string{serverArgv0}, args...)}
+	pipe := cmd.StdoutPipe
+	if onStderr {
+		pipe = cmd.StderrPipe
+	}
+	out, err := pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,11 +59,14 @@ func startReference(t *testing.T, want string, args ...string) string {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	lines := make(chan string, 16)
+	lines := make(chan string, 1)
 	go func() {
-		sc := bufio.NewScanner(stderr)
+		sc := bufio.NewScanner(out)
 		for sc.Scan() {
-			lines <- sc.Text()
+			select {
+			case lines <- sc.Text():
+			default: // only the first line is wanted; never block the server
+			}
 		}
 		close(lines)
 		done <- cmd.Wait()
@@ -55,31 +76,22 @@ func startReference(t *testing.T, want string, args ...string) string {
 		select {
 		case err := <-done:
 			if err != nil {
-				t.Errorf("the reference server exited with %v after SIGTERM", err)
+				t.Errorf("conform %s exited with %v after SIGTERM", args[0], err)
 			}
 		case <-time.After(10 * time.Second):
 			cmd.Process.Kill()
 			<-done
-			t.Error("the reference server did not stop after SIGTERM")
+			t.Errorf("conform %s did not stop after SIGTERM", args[0])
 		}
 	})
 	select {
 	case line, ok := <-lines:
 		if !ok {
-			t.Fatal("the reference server exited without printing its address")
+			t.Fatalf("conform %s exited without printing its address", args[0])
 		}
-		addr, found := strings.CutPrefix(line, "listening on ")
-		addr, _, _ = strings.Cut(addr, " ")
-		if !found || !strings.HasPrefix(addr, want) || strings.HasSuffix(addr, ":0") {
-			t.Fatalf("first stderr line %q is not \"listening on %s…\"", line, want)
-		}
-		go func() {
-			for range lines {
-			}
-		}()
-		return addr
+		return line
 	case <-time.After(30 * time.Second):
-		t.Fatal("the reference server printed no address")
+		t.Fatalf("conform %s printed no address", args[0])
 	}
 	return ""
 }

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bufio"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -84,50 +81,11 @@ func TestLiveDataMutantsExit1(t *testing.T) {
 // when the test ends, and must exit 0.
 func startLivePublisher(t *testing.T, args ...string) string {
 	t.Helper()
-	cmd := &exec.Cmd{Path: bin, Args: append([]string{serverArgv0, "live-publisher"}, args...)}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
+	line := startServer(t, false, append([]string{"live-publisher"}, args...)...)
+	if !strings.HasPrefix(line, "tcp://127.0.0.1:") {
+		t.Fatalf("conform live-publisher printed %q, not its tcp://127.0.0.1:PORT/NAME", line)
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	lines := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			select {
-			case lines <- sc.Text():
-			default:
-			}
-		}
-		close(lines)
-		done <- cmd.Wait()
-	}()
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("conform live-publisher exited with %v after SIGTERM", err)
-			}
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-done
-			t.Error("conform live-publisher did not stop after SIGTERM")
-		}
-	})
-	select {
-	case line, ok := <-lines:
-		if !ok || !strings.HasPrefix(line, "tcp://127.0.0.1:") {
-			t.Fatalf("conform live-publisher printed %q, not its tcp://127.0.0.1:PORT/NAME", line)
-		}
-		return line
-	case <-time.After(30 * time.Second):
-		t.Fatal("conform live-publisher printed no address")
-	}
-	return ""
+	return line
 }
 
 // TestLiveObservationProfile: conform run --peer, with no --sut, judges the
