@@ -484,6 +484,12 @@ func subTruncatedTail(t *cases.T) {
 	}
 	r := s.report(&conformpb.LiveUntil{Ended: 1})
 	s.checkStream(r, i, 1, seqs(1, 1), "conform.v1.Gaze", "the second sample's frame was cut three bytes short by the end of the connection")
+	// Whatever stream_ref a frame made from the tail would name — the cut
+	// takes stream_ref with it — no sample but the first may arrive.
+	if n := len(r.GetSamples()); n != 1 {
+		t.Fail(reports.Evidence{Message: "the subscriber delivered a sample from the bytes left buffered at end of stream (ranvier-wire §1.3: a truncated tail is dropped)",
+			Expected: "1 sample", Got: fmt.Sprintf("%d samples", n)})
+	}
 	if c := s.conn(r, i); c.GetState() == conformpb.LiveConnectionState_LIVE_CONNECTION_STATE_OPEN {
 		t.Fail(reports.Evidence{Message: "the connection is still reported open after end of stream (ranvier-wire §4.7)", Got: describeConnState(c)})
 	}

@@ -82,6 +82,11 @@ type PublisherHooks struct {
 	// publisher has. Nil does nothing: a publisher sends nothing before the
 	// Request (§4.1).
 	BeforeRequest func(c net.Conn, announcements [][]byte) error
+	// AfterRequest is called with each connection once its Request is read,
+	// and with the bytes that arrived after the Request in the reads that
+	// brought it. Nil does nothing: a publisher never reads the socket
+	// again, so bytes after the Request are ignored (§4.1).
+	AfterRequest func(c net.Conn, rest []byte)
 }
 
 // Publisher is the data-plane publisher (ranvier-wire §3.3, §4.1–§4.3,
@@ -422,9 +427,12 @@ func (p *Publisher) serveConn(c *pubConn) error {
 			return err
 		}
 	}
-	name, err := readRequest(c.nc, p.cfg.RequestTimeout, p.drain)
+	name, rest, err := readRequest(c.nc, p.cfg.RequestTimeout, p.drain)
 	if err != nil {
 		return err // closed silently (§6.2, §6.3)
+	}
+	if h := p.cfg.Hooks.AfterRequest; h != nil {
+		h(c.nc, rest)
 	}
 	q, _ := streams.NewSubscription(p.cfg.Queue) // options checked in NewPublisher
 	p.mu.Lock()
@@ -553,10 +561,11 @@ var ErrBadRequest = errors.New("first frame is not a readable Request")
 
 // readRequest reads exactly one frame from nc and decodes it as a Request.
 // Bytes after that frame, in the same read or later, are never looked at
-// (ranvier-wire §4.1).
-func readRequest(nc net.Conn, timeout time.Duration, drain <-chan struct{}) (string, error) {
+// (ranvier-wire §4.1); those that came in the same reads are returned as
+// rest, for PublisherHooks.AfterRequest alone.
+func readRequest(nc net.Conn, timeout time.Duration, drain <-chan struct{}) (name string, rest []byte, err error) {
 	if err := nc.SetReadDeadline(time.Now().Add(timeout)); err != nil {
-		return "", fmt.Errorf("setting read deadline: %w", err)
+		return "", nil, fmt.Errorf("setting read deadline: %w", err)
 	}
 	stop := make(chan struct{})
 	defer close(stop)
@@ -574,20 +583,22 @@ func readRequest(nc net.Conn, timeout time.Duration, drain <-chan struct{}) (str
 		r.Write(buf[:n])
 		payload, ok, ferr := r.Next()
 		if ferr != nil {
-			return "", fmt.Errorf("reading the Request: %w: %w", ErrBadRequest, ferr)
+			return "", nil, fmt.Errorf("reading the Request: %w: %w", ErrBadRequest, ferr)
 		}
 		if ok {
 			req := new(messagepb.Request)
 			if err := proto.Unmarshal(payload, req); err != nil {
-				return "", fmt.Errorf("decoding the Request: %w: %w", ErrBadRequest, err)
+				return "", nil, fmt.Errorf("decoding the Request: %w: %w", ErrBadRequest, err)
 			}
-			return req.GetStreamName(), nil
+			// The Request ended in this read, so what is left buffered
+			// arrived in it too.
+			return req.GetStreamName(), slices.Clone(buf[n-r.Buffered() : n]), nil
 		}
 		if err != nil {
 			if errors.Is(err, io.EOF) {
-				return "", fmt.Errorf("connection ended before the Request: %w", err)
+				return "", nil, fmt.Errorf("connection ended before the Request: %w", err)
 			}
-			return "", fmt.Errorf("reading the Request: %w", err)
+			return "", nil, fmt.Errorf("reading the Request: %w", err)
 		}
 	}
 }

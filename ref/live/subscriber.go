@@ -43,6 +43,40 @@ type SubscriberHooks struct {
 	// error closes the connection, recorded as that error. Nil reads on
 	// (ranvier-wire §6.5).
 	ReadTimedOut func(conn streams.ConnID) error
+	// NewReceiver returns the receive step of one connection. Nil means a
+	// fresh wire.Subscriber: frames split as ranvier-wire §1.3 says,
+	// unreadable frames skipped (§6.3, §6.4), a framing error closing the
+	// connection (§6.2).
+	NewReceiver func() Receiver
+	// AfterRequest is called with each connection once its Request is
+	// sent. Nil sends nothing more: the Request is the first and only frame
+	// a subscriber sends (ranvier-wire §4.1).
+	AfterRequest func(c net.Conn) error
+	// EndOfStream is called when the publisher ends a connection. A non-nil
+	// error records the end as that error; nil records end of stream, the
+	// connection ending (ranvier-wire §4.7).
+	EndOfStream func(conn streams.ConnID) error
+	// Observe hands one arriving sample of connection conn, subscribed to
+	// name, to track, the sequence tracker. Nil calls track(conn, smp):
+	// streams are keyed by (connection, stream_ref) (ranvier-streams §2.2,
+	// §3).
+	Observe func(track func(streams.ConnID, streams.Sample) streams.Outcome, conn streams.ConnID, name string, smp streams.Sample) streams.Outcome
+	// Attribute finds the announcement a sample of stream_ref ref is read
+	// against, given the first announcement of each reference heard on its
+	// connection, in order. Nil looks ref up on the sample's own connection
+	// only (ranvier-streams §6.5).
+	Attribute func(heard []streams.Announcement, ref uint32) (streams.Announcement, bool)
+}
+
+// A Receiver is one connection's receive step: bytes in, frames out, as
+// wire.Subscriber, the reference, does it.
+type Receiver interface {
+	// Receive feeds bytes that arrived and calls emit for each frame they
+	// complete. A non-nil error is a framing error: the connection closes.
+	Receive(p []byte, emit func(wire.Event)) error
+	// End reports the end of the connection; an error reports bytes left
+	// buffered, a truncated tail.
+	End() error
 }
 
 // SubscribeOptions configure one connection.
@@ -85,7 +119,7 @@ type Subscriber struct {
 type subConn struct {
 	report ConnReport
 	nc     net.Conn
-	rx     wire.Subscriber
+	rx     Receiver
 	rto    time.Duration
 	byUs   bool // closed by CloseConn or Close
 }
@@ -220,6 +254,9 @@ func (s *Subscriber) SubscribeWith(ctx context.Context, addr, name string, opts 
 	if err == nil {
 		stop := context.AfterFunc(ctx, func() { nc.SetWriteDeadline(time.Now()) })
 		err = wire.WriteFrame(ctx, nc, payload)
+		if h := s.cfg.Hooks.AfterRequest; err == nil && h != nil {
+			err = h(nc)
+		}
 		stop()
 	}
 	if err != nil {
@@ -233,7 +270,11 @@ func (s *Subscriber) SubscribeWith(ctx context.Context, addr, name string, opts 
 		return 0, fmt.Errorf("live subscriber: subscribe: %w", ErrClosed)
 	}
 	s.lastID++
-	c := &subConn{nc: nc, rto: rto, report: ConnReport{Conn: s.lastID, Addr: addr, LocalAddr: nc.LocalAddr().String(), StreamName: name}}
+	var rx Receiver = new(wire.Subscriber)
+	if h := s.cfg.Hooks.NewReceiver; h != nil {
+		rx = h()
+	}
+	c := &subConn{nc: nc, rx: rx, rto: rto, report: ConnReport{Conn: s.lastID, Addr: addr, LocalAddr: nc.LocalAddr().String(), StreamName: name}}
 	s.conns = append(s.conns, c)
 	s.wg.Add(1)
 	s.notifyLocked()
@@ -290,6 +331,12 @@ func (s *Subscriber) receive(c *subConn) {
 			case c.byUs:
 				c.report.ClosedBySubscriber = true
 			case errors.Is(err, io.EOF):
+				if h := s.cfg.Hooks.EndOfStream; h != nil {
+					if herr := h(c.report.Conn); herr != nil {
+						c.report.Err = herr
+						break
+					}
+				}
 				c.report.EndOfStream = true
 				c.report.Truncated = c.rx.End() != nil
 			default:
@@ -326,8 +373,16 @@ func (s *Subscriber) onEvent(c *subConn, ev wire.Event, at time.Time) {
 		s.frames.Count(id, streams.FrameSample)
 		smp := ToSample(ev.Frame.GetSample())
 		rs := ReceivedSample{Conn: id, Sample: smp, At: at}
-		rs.Outcome = s.tracker.Observe(id, smp)
-		if a, ok := s.anns.Lookup(id, smp.StreamRef); ok {
+		if h := s.cfg.Hooks.Observe; h != nil {
+			rs.Outcome = h(s.tracker.Observe, id, c.report.StreamName, smp)
+		} else {
+			rs.Outcome = s.tracker.Observe(id, smp)
+		}
+		lookup := func() (streams.Announcement, bool) { return s.anns.Lookup(id, smp.StreamRef) }
+		if h := s.cfg.Hooks.Attribute; h != nil {
+			lookup = func() (streams.Announcement, bool) { return h(c.report.Announcements, smp.StreamRef) }
+		}
+		if a, ok := lookup(); ok {
 			rs.Attribution = Attribution{Known: true, Name: a.Name, Schema: a.Schema}
 		}
 		if len(s.samples) < s.cfg.MaxRecorded {

@@ -277,6 +277,20 @@ var controlMutants = []Mutant{
 		}),
 	},
 	{
+		Name:    "runtime-closes-after-bind",
+		Suite:   "live",
+		Profile: "ranvier-runtime",
+		Bug:     "the runtime closes a node's connection once it has sent Bind, as if registration were one request and one reply (ranvier-wire §5.2)",
+		apply: runtimeBehindRelay(func() relayFilter {
+			return relayFilter{fromRuntime: func(c *relayConn, p []byte) {
+				c.toNode(p)
+				if m := decodeToNode(p); m.GetBind() != nil {
+					c.end()
+				}
+			}}
+		}),
+	},
+	{
 		Name:    "runtime-closes-on-empty-message",
 		Suite:   "live",
 		Profile: "ranvier-runtime",

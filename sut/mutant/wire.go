@@ -8,11 +8,13 @@ import (
 	messagepb "github.com/conform-suite/conform/proto/ranvier/message/v1"
 	"github.com/conform-suite/conform/ref/wire"
 	"github.com/conform-suite/conform/sut/impl"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/descriptorpb"
 )
 
-var wireMutants = []Mutant{
+var wireMutants = append(wireCodecMutants, []Mutant{
 	{
 		Name: "little-endian-prefix", Suite: "wire",
 		Bug: "reads and writes the length prefix little-endian (ranvier-wire §1.2)",
@@ -131,7 +133,7 @@ var wireMutants = []Mutant{
 			}
 		},
 	},
-}
+}...)
 
 // buggyReader is a frame reader with switchable bugs. With every switch off
 // and ceiling set to wire.MaxPayload it behaves as the reference.
@@ -272,4 +274,181 @@ func swapFixed64(m protoreflect.Message) {
 		}
 		return true
 	})
+}
+
+// wireCodecMutants break the framing writer, the reader's first step, and
+// the codec's reading of §4 and §7.
+var wireCodecMutants = []Mutant{
+	{
+		Name: "empty-payload-not-framed", Suite: "wire",
+		Bug: "writes nothing for an empty payload, taking it for nothing to send (ranvier-wire §1.2, §4.5)",
+		apply: func(im *impl.Impl) {
+			next := im.AppendFrame
+			im.AppendFrame = func(dst, p []byte) ([]byte, error) {
+				if len(p) == 0 {
+					return dst, nil
+				}
+				return next(dst, p)
+			}
+		},
+	},
+	{
+		Name: "short-prefix-zero-padded", Suite: "wire",
+		Bug: "reads a length prefix from fewer than four bytes, as if the missing bytes were zero (ranvier-wire §1.3 step 1)",
+		apply: func(im *impl.Impl) {
+			im.NewReader = func() wire.FrameReader { return new(padsShortPrefix) }
+		},
+	},
+	{
+		Name: "timestamps-as-varint", Suite: "wire",
+		Bug: "writes fixed64 fields as varints, as a schema copy declaring them uint64 would (ranvier-wire §4.3)",
+		apply: func(im *impl.Impl) {
+			next := im.Encode
+			im.Encode = func(m proto.Message) ([]byte, error) {
+				b, err := next(m)
+				if err != nil {
+					return b, err
+				}
+				return fixedToVarint(b), nil
+			}
+		},
+	},
+	{
+		Name: "values-parsed", Suite: "wire",
+		Bug: "parses a Sample's values as a protobuf message and fails the decode when they are not one (ranvier-wire §4.3)",
+		apply: func(im *impl.Impl) {
+			wrapDecode(im, func(m protoreflect.Message) error {
+				return eachMessage(m, func(m protoreflect.Message) error {
+					s, ok := m.Interface().(*messagepb.Sample)
+					if !ok {
+						return nil
+					}
+					return protowireParses(s.GetValues())
+				})
+			})
+		},
+	},
+	{
+		Name: "wire-descriptor-parsed", Suite: "wire",
+		Bug: "parses SchemaInfo.descriptor as a FileDescriptorSet and fails the decode when it is not one (ranvier-wire §4.4)",
+		apply: func(im *impl.Impl) {
+			wrapDecode(im, func(m protoreflect.Message) error {
+				return eachMessage(m, func(m protoreflect.Message) error {
+					s, ok := m.Interface().(*messagepb.SchemaInfo)
+					if !ok {
+						return nil
+					}
+					return proto.Unmarshal(s.GetDescriptor_(), new(descriptorpb.FileDescriptorSet))
+				})
+			})
+		},
+	},
+	{
+		Name: "empty-payload-undecodable", Suite: "wire",
+		Bug: "refuses to decode an empty payload, though it is a message with every field absent (ranvier-wire §4.5, §6.4)",
+		apply: func(im *impl.Impl) {
+			next := im.Decode
+			im.Decode = func(name string, p []byte) (proto.Message, error) {
+				if len(p) == 0 {
+					return nil, fmt.Errorf("%s: empty payload", name)
+				}
+				return next(name, p)
+			}
+		},
+	},
+	{
+		Name: "undeclared-enum-dropped", Suite: "wire",
+		Bug: "drops an enum value its schema does not declare, as a closed enum does (ranvier-wire §7.4)",
+		apply: func(im *impl.Impl) {
+			wrapDecode(im, func(m protoreflect.Message) error {
+				return eachMessage(m, func(m protoreflect.Message) error {
+					m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+						if fd.Kind() == protoreflect.EnumKind && !fd.IsList() && fd.Enum().Values().ByNumber(v.Enum()) == nil {
+							m.Clear(fd)
+						}
+						return true
+					})
+					return nil
+				})
+			})
+		},
+	},
+	{
+		Name: "lenient-truncated-decode", Suite: "wire",
+		Bug: "decodes the complete fields of a payload that ends mid-field instead of failing (ranvier-wire §7.5)",
+		apply: func(im *impl.Impl) {
+			next := im.Decode
+			im.Decode = func(name string, p []byte) (proto.Message, error) {
+				m, err := next(name, p)
+				if err != nil {
+					return next(name, salvage(p))
+				}
+				return m, err
+			}
+		},
+	},
+}
+
+// wrapDecode makes im's Decode fail when check fails on the decoded message.
+func wrapDecode(im *impl.Impl, check func(protoreflect.Message) error) {
+	next := im.Decode
+	im.Decode = func(name string, p []byte) (proto.Message, error) {
+		m, err := next(name, p)
+		if err != nil {
+			return m, err
+		}
+		if err := check(m.ProtoReflect()); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		return m, nil
+	}
+}
+
+// eachMessage calls f on m and every message nested in it, stopping at the
+// first error.
+func eachMessage(m protoreflect.Message, f func(protoreflect.Message) error) error {
+	if err := f(m); err != nil {
+		return err
+	}
+	var err error
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.Message() == nil || fd.IsMap():
+		case fd.IsList():
+			for i := 0; i < v.List().Len() && err == nil; i++ {
+				err = eachMessage(v.List().Get(i).Message(), f)
+			}
+		default:
+			err = eachMessage(v.Message(), f)
+		}
+		return err == nil
+	})
+	return err
+}
+
+// protowireParses reports whether b parses as protobuf fields.
+func protowireParses(b []byte) error {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		m := protowire.ConsumeFieldValue(num, typ, b[n:])
+		if m < 0 {
+			return protowire.ParseError(m)
+		}
+		b = b[n+m:]
+	}
+	return nil
+}
+
+// padsShortPrefix is a frame reader that, with one to three bytes buffered,
+// reads them as the whole prefix, the missing bytes taken as zero.
+type padsShortPrefix struct{ wire.Reader }
+
+func (r *padsShortPrefix) Next() ([]byte, bool, error) {
+	if n := r.Buffered(); n > 0 && n < wire.PrefixLen {
+		r.Reader.Write(make([]byte, wire.PrefixLen-n))
+	}
+	return r.Reader.Next()
 }
