@@ -7,6 +7,9 @@ package mutation
 
 import (
 	"context"
+	"maps"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/conform-suite/conform/cases"
@@ -20,7 +23,7 @@ import (
 // DefaultConcurrency is how many runs go at once when Config.Concurrency is
 // zero. The live cases sleep far more than they compute, so this is above the
 // core count on purpose.
-const DefaultConcurrency = 8
+const DefaultConcurrency = 16
 
 // Config is one mutation table.
 type Config struct {
@@ -120,12 +123,19 @@ func Run(ctx context.Context, cfg Config) *Table {
 			})
 		}()
 	}
-	do("builtin:reference", "", impl.Reference(), cfg.Cases, &t.Reference)
+	// The reference runs every case; its profiles go side by side, as the
+	// mutants do, and their records are merged in catalogue order.
+	parts := splitByProfile(cfg.Cases)
+	refs := make([]*reports.Record, len(parts))
+	for i := range parts {
+		do("builtin:reference", "", impl.Reference(), parts[i], &refs[i])
+	}
 	for i, m := range cfg.Mutants {
 		t.Rows[i].Mutant = m
 		do("builtin:mutant/"+m.Name, m.Name, m.Impl(), CasesFor(cfg.Cases, m), &t.Rows[i].Record)
 	}
 	wg.Wait()
+	t.Reference = merge(refs)
 	for i := range t.Rows {
 		r := &t.Rows[i]
 		for _, c := range r.Record.Cases {
@@ -154,4 +164,45 @@ func (t *Table) Idle(cs []cases.Case) []string {
 		}
 	}
 	return idle
+}
+
+// splitByProfile groups cs by profile, keeping each group in catalogue order.
+func splitByProfile(cs []cases.Case) [][]cases.Case {
+	index := map[string]int{}
+	var parts [][]cases.Case
+	for _, c := range cs {
+		i, ok := index[c.Profile]
+		if !ok {
+			i = len(parts)
+			index[c.Profile] = i
+			parts = append(parts, nil)
+		}
+		parts[i] = append(parts[i], c)
+	}
+	return parts
+}
+
+// merge joins the records of one SUT's runs over parts of a selection into
+// the record of one run over all of it.
+func merge(recs []*reports.Record) *reports.Record {
+	if len(recs) == 0 {
+		return &reports.Record{}
+	}
+	out := *recs[0]
+	out.Cases, out.Unimplemented = nil, nil
+	undeclared := map[string]bool{}
+	for _, r := range recs {
+		out.Cases = append(out.Cases, r.Cases...)
+		out.Unimplemented = append(out.Unimplemented, r.Unimplemented...)
+		out.Interrupted = out.Interrupted || r.Interrupted
+		out.DurationSec = max(out.DurationSec, r.DurationSec)
+		for _, p := range r.Undeclared {
+			undeclared[p] = true
+		}
+	}
+	out.Undeclared = slices.Sorted(maps.Keys(undeclared))
+	slices.SortFunc(out.Cases, func(a, b reports.CaseResult) int { return strings.Compare(a.ID, b.ID) })
+	out.Summarize()
+	out.ExitCode = runner.ExitCode(&out)
+	return &out
 }

@@ -121,8 +121,8 @@ func TestMain(m *testing.M) {
 }
 
 // TestMutationTable proves the suite's power over the in-process carrier:
-// the reference passes every case, and each mutant fails at least one MUST
-// case of its own suite.
+// the reference passes every case, each mutant fails at least one MUST case
+// of its own suite, and every MUST case fails against at least one mutant.
 func TestMutationTable(t *testing.T) {
 	cat := load(t)
 	exe, err := os.Executable()
@@ -155,6 +155,11 @@ func TestMutationTable(t *testing.T) {
 			}
 			t.Logf("caught by %d MUST cases, first %s", len(r.Caught), r.Caught[0])
 		})
+	}
+	// A MUST case no mutant fails passes against every bug conform can
+	// make: until a mutant shows it can fail, it proves nothing.
+	for _, id := range table.Idle(cat.Cases) {
+		t.Errorf("MUST case %s catches no mutant", id)
 	}
 	if n := len(table.Rows); n < 9 {
 		t.Errorf("only %d mutants", n)

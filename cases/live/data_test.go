@@ -10,7 +10,6 @@ import (
 	"github.com/conform-suite/conform/runner"
 	"github.com/conform-suite/conform/sut/builtin"
 	"github.com/conform-suite/conform/sut/impl"
-	"github.com/conform-suite/conform/sut/mutant"
 )
 
 func runData(t *testing.T, spec string, im *impl.Impl, env *cases.Env) *reports.Record {
@@ -49,33 +48,5 @@ func TestDataCaseIDs(t *testing.T) {
 		if c.Profile != ProfileSubscriber && c.Profile != ProfilePublisher {
 			t.Errorf("%s: profile %q", c.ID, c.Profile)
 		}
-	}
-}
-
-// TestLiveMutantsCaught: each data-plane mutant fails at least one MUST
-// data-plane case (cases/catalog's mutation table asserts the same over the
-// whole live suite).
-func TestLiveMutantsCaught(t *testing.T) {
-	for _, m := range mutant.All() {
-		if !strings.HasPrefix(m.Name, "publisher-") && !strings.HasPrefix(m.Name, "subscriber-") {
-			continue
-		}
-		t.Run(m.Name, func(t *testing.T) {
-			t.Parallel()
-			rec := runData(t, "builtin:mutant/"+m.Name, m.Impl(), nil)
-			var caught []string
-			for _, c := range rec.Cases {
-				if c.Level == reports.MUST && c.Outcome == reports.Fail {
-					caught = append(caught, c.ID)
-				}
-				if c.Outcome == reports.Error {
-					t.Errorf("%s: error: %s", c.ID, c.Message)
-				}
-			}
-			if len(caught) == 0 {
-				t.Fatalf("mutant %s is caught by no MUST case", m.Name)
-			}
-			t.Logf("caught by %v", caught)
-		})
 	}
 }
