@@ -14,6 +14,7 @@ import (
 
 	"github.com/conform-suite/conform/corpus"
 	"github.com/conform-suite/conform/fuzz/seeds"
+	conformpb "github.com/conform-suite/conform/proto/conform/v1"
 	"github.com/conform-suite/conform/sut/builtin"
 	"github.com/conform-suite/conform/sut/impl"
 	"github.com/conform-suite/conform/sut/mutant"
@@ -72,7 +73,7 @@ func TestTargets(t *testing.T) {
 			}
 		}
 	}
-	for _, s := range []string{"wire", "streams", "tlv", "doppler"} {
+	for _, s := range codecSuiteNames {
 		if suites[s] == 0 {
 			t.Errorf("no target of suite %s", s)
 		}
@@ -158,6 +159,9 @@ func TestReferenceRunsClean(t *testing.T) {
 	e := NewEngine(client, "builtin:reference", pool, 1, time.Minute, nil)
 	for _, tg := range Targets() {
 		n := uint64(len(pool.For(tg))) + 256
+		if tg.live {
+			n = uint64(len(pool.For(tg))) + 8 // a connection each
+		}
 		err := e.RunRange(context.Background(), tg, 0, n, func(f *Finding) error {
 			t.Errorf("the reference against itself: finding %s: %s\n%s", f.Signature, f.Detail, f.Diff)
 			return nil
@@ -312,6 +316,35 @@ func TestPromote(t *testing.T) {
 		if !strings.Contains(string(b), `"spec": "spec §1"`) || !strings.Contains(string(b), `"id": "`+tg.Suite+`/v1/fuzz-`) {
 			t.Errorf("%s: vector without its spec or id:\n%s", tc.target, b)
 		}
+	}
+	// A graph script promotes when every step has a vector spelling; one
+	// that installs an ACL does not.
+	gt, _ := Lookup("graph.run")
+	promoted, refused := 0, 0
+	for _, sd := range pool.For(gt) {
+		f, err := e.newFinding(gt, []proto.Message{sd.Input}, Observation{Signature: Signature(gt.Name, KindDiff, "x"), Kind: KindDiff}, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := Promote(f, "graph model §x", "", "")
+		if err != nil {
+			refused++
+			continue
+		}
+		promoted++
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		var gv corpus.GraphVector
+		if err := dec.Decode(&gv); err != nil {
+			t.Fatalf("graph.run: the vector does not read back: %v\n%s", err, b)
+		}
+		script, err := gv.Script()
+		if err != nil || !proto.Equal(script, sd.Input.(*conformpb.GraphRun).Scripts[0]) {
+			t.Fatalf("graph.run: the vector's script %v differs from the finding's %v (%v)", script, sd.Input, err)
+		}
+	}
+	if promoted == 0 || refused == 0 {
+		t.Errorf("graph.run: %d seeds promoted, %d refused; want some of each", promoted, refused)
 	}
 	tg, _ := Lookup("streams.track")
 	f, _ := e.newFinding(tg, []proto.Message{pool.For(tg)[0].Input}, Observation{Signature: Signature(tg.Name, KindDiff, "x"), Kind: KindDiff}, 0, 0)

@@ -31,6 +31,9 @@ const (
 type gen struct {
 	r *rand.Rand
 	t *Target
+	// paths are the vertices the graph script being generated registered,
+	// which its later steps name more often than others.
+	paths []string
 }
 
 // interesting are the integer values at the edges of the formats' fields.
@@ -427,6 +430,7 @@ func (g *gen) dopplerMessage() []byte {
 // structuredGenerators are the targets' structure-aware generators, where
 // the generic one builds too few valid inputs.
 var structuredGenerators = map[string]func(g *gen) proto.Message{
+	"graph.run": generateGraphRun,
 	"wire.read-frames": func(g *gen) proto.Message {
 		return &conformpb.ReadFrames{Inputs: []*conformpb.ReadInput{{
 			Chunks: g.chunks(g.frames()), EndOfStream: g.chance(0.5),

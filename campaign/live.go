@@ -40,12 +40,15 @@ func liveTargets() []*Target {
 		path:   []protoreflect.Name{"read_frames"},
 		opType: mt, list: mt.Descriptor().Fields().ByName("inputs"), format: fmtFrames,
 		gen: structuredGenerators["wire.read-frames"], live: true,
-	}}
+	}, livePublishTarget()}
 }
 
 // evaluateLive runs each input as one connection to the SUT and one to the
 // reference, concurrently, and compares the two reports.
 func (e *Engine) evaluateLive(ctx context.Context, t *Target, inputs []proto.Message) ([]Observation, error) {
+	if t.Name == "live.publish" {
+		return e.evaluatePublish(ctx, t, inputs)
+	}
 	var obs []Observation
 	for i, in := range inputs {
 		ri := in.(*conformpb.ReadFrames).GetInputs()[0]
@@ -75,34 +78,60 @@ func (e *Engine) evaluateLive(ctx context.Context, t *Target, inputs []proto.Mes
 		if refErr != nil {
 			continue // the harness or the reference could not play this input
 		}
-		var se *sut.Error
-		var unimpl *impl.UnimplementedError
-		switch {
-		case errors.As(err, &unimpl):
-			e.unsupported[t.Name] = "the SUT answered Unimplemented: " + unimpl.Detail
-			return obs, errUnsupported
-		case errors.As(err, &se):
-			e.streak++
-			e.Restarts++
-			kind, detail := string(se.Kind), ""
-			if se.Kind == sut.KindCrash {
-				detail = normalizeExit(se.Exit)
-			}
-			obs = append(obs, Observation{Signature: Signature(t.Name, kind, detail), Kind: kind, Detail: detail, Index: i, Err: se})
-			continue
-		case err != nil:
-			obs = append(obs, Observation{Signature: Signature(t.Name, KindError, ""), Kind: KindError, Index: i, SUTText: err.Error()})
-			continue
-		}
-		e.streak = 0
 		normalizeReport(got)
 		normalizeReport(ref)
-		if paths := diffPaths(got.ProtoReflect(), ref.ProtoReflect()); len(paths) > 0 {
-			obs = append(obs, Observation{Signature: Signature(t.Name, KindDiff, topLevel(paths)), Kind: KindDiff,
-				Detail: joinPaths(paths), Index: i, SUT: got, Ref: ref})
+		ob, stop := e.liveObservation(t, i, err, got, ref)
+		if stop != nil {
+			return obs, stop
+		}
+		if ob != nil {
+			obs = append(obs, *ob)
 		}
 	}
 	return obs, ctx.Err()
+}
+
+// liveObservation judges one live input: the SUT's error, or how its
+// report differs from the reference's. It returns errUnsupported when the
+// SUT does not implement the live op.
+func (e *Engine) liveObservation(t *Target, i int, err error, got, ref *conformpb.LiveReport) (*Observation, error) {
+	var se *sut.Error
+	var unimpl *impl.UnimplementedError
+	switch {
+	case errors.As(err, &unimpl):
+		e.unsupported[t.Name] = "the SUT answered Unimplemented: " + unimpl.Detail
+		return nil, errUnsupported
+	case errors.As(err, &se):
+		e.streak++
+		e.Restarts++
+		kind, detail := string(se.Kind), ""
+		if se.Kind == sut.KindCrash {
+			detail = normalizeExit(se.Exit)
+		}
+		return &Observation{Signature: Signature(t.Name, kind, detail), Kind: kind, Detail: detail, Index: i, Err: se}, nil
+	case err != nil:
+		return &Observation{Signature: Signature(t.Name, KindError, ""), Kind: KindError, Index: i, SUTText: err.Error()}, nil
+	}
+	e.streak = 0
+	if paths := diffPaths(got.ProtoReflect(), ref.ProtoReflect()); len(paths) > 0 {
+		return &Observation{Signature: Signature(t.Name, KindDiff, topLevel(paths)), Kind: KindDiff,
+			Detail: joinPaths(paths), Index: i, SUT: got, Ref: ref}, nil
+	}
+	return nil, nil
+}
+
+// liveResult returns a response's live result, an Unimplemented answer as
+// an *impl.UnimplementedError, an Error answer as an error.
+func liveResult(resp *conformpb.Response) (*conformpb.LiveResult, error) {
+	switch r := resp.GetResult().(type) {
+	case *conformpb.Response_Live:
+		return r.Live, nil
+	case *conformpb.Response_Unimplemented:
+		return nil, &impl.UnimplementedError{Detail: r.Unimplemented.GetDetail()}
+	case *conformpb.Response_Error:
+		return nil, errors.New(r.Error.GetMessage())
+	}
+	return nil, errors.New("answered a live op with the result of another op")
 }
 
 // liveWrites returns an input's chunks as socket writes, or false when
@@ -138,19 +167,7 @@ func subscribeOnce(ctx context.Context, writes [][]byte, do func(context.Context
 	}
 	defer pub.Close()
 	liveOp := func(op *conformpb.LiveOp) (*conformpb.LiveResult, error) {
-		resp, err := do(ctx, &conformpb.Request{Op: &conformpb.Request_Live{Live: op}})
-		if err != nil {
-			return nil, err
-		}
-		switch r := resp.GetResult().(type) {
-		case *conformpb.Response_Live:
-			return r.Live, nil
-		case *conformpb.Response_Unimplemented:
-			return nil, &impl.UnimplementedError{Detail: r.Unimplemented.GetDetail()}
-		case *conformpb.Response_Error:
-			return nil, errors.New(r.Error.GetMessage())
-		}
-		return nil, errors.New("answered a live op with the result of another op")
+		return doLive(ctx, do, op)
 	}
 	sub, err := liveOp(&conformpb.LiveOp{Op: &conformpb.LiveOp_Subscribe{Subscribe: &conformpb.LiveSubscribe{
 		Address: pub.Addr(), StreamName: "fuzz", DialTimeoutMs: uint32(liveDialTimeout / time.Millisecond)}}})

@@ -3,11 +3,14 @@ package campaign
 import (
 	"context"
 	"testing"
+	"time"
 
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
 	messagepb "github.com/conform-suite/conform/proto/ranvier/message/v1"
 	"github.com/conform-suite/conform/ref/wire"
+	"github.com/conform-suite/conform/sut/builtin"
 	"github.com/conform-suite/conform/sut/impl"
+	"github.com/conform-suite/conform/sut/mutant"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -31,5 +34,52 @@ func TestLiveSubscribeReports(t *testing.T) {
 	c := rep.Connections[0]
 	if c.Samples != 1 || c.Unreadable != 1 || c.State != conformpb.LiveConnectionState_LIVE_CONNECTION_STATE_END_OF_STREAM {
 		t.Errorf("connection %v: want 1 sample, 1 unreadable frame, end of stream", c)
+	}
+}
+
+// TestLivePublishMutants runs live.publish against the publisher mutants
+// whose bug a single subscriber sees without backpressure: each must give a
+// finding within a few dozen inputs. (publisher-resends-whole-buffer needs a
+// subscriber that pushes back, which this target does not do.)
+func TestLivePublishMutants(t *testing.T) {
+	pool := testSeeds(t)
+	tg, ok := Lookup("live.publish")
+	if !ok {
+		t.Fatal("no live.publish target")
+	}
+	for _, name := range []string{"publisher-announces-first-stream-only", "publisher-repeats-announcements", "publisher-sends-before-request", "publisher-atomic-sequence"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			m, ok := mutant.Lookup(name)
+			if !ok {
+				t.Fatalf("no mutant %s", name)
+			}
+			spec := "builtin:mutant/" + name
+			e := NewEngine(builtin.New(spec, m.Impl()), spec, pool, 1, 10*time.Second, nil)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var found *Finding
+			e.RunRange(ctx, tg, 0, 48, func(f *Finding) error { found = f; cancel(); return nil }, nil)
+			if found == nil {
+				t.Fatalf("no finding in %d inputs", e.Execs)
+			}
+			t.Logf("%s: %s", found.Signature, found.Detail)
+		})
+	}
+}
+
+// TestLivePublishReferenceClean plays a few publish scripts against the
+// reference on both sides: the decoded transcripts must agree.
+func TestLivePublishReferenceClean(t *testing.T) {
+	t.Parallel()
+	pool := testSeeds(t)
+	tg, _ := Lookup("live.publish")
+	e := NewEngine(builtin.New("builtin:reference", impl.Reference()), "builtin:reference", pool, 5, 10*time.Second, nil)
+	err := e.RunRange(context.Background(), tg, 0, 24, func(f *Finding) error {
+		t.Errorf("the reference against itself: %s: %s\n%s", f.Signature, f.Detail, f.Diff)
+		return nil
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -13,6 +13,9 @@ import (
 // dropped, duplicated, swapped or spliced in from other, a bytes field
 // mutated knowing its format, or a list of byte chunks re-cut.
 func (g *gen) mutate(in, other proto.Message) {
+	if g.t.mutate != nil && g.chance(0.5) && g.t.mutate(g, in, other) {
+		return
+	}
 	s, ok := g.pickSite(in.ProtoReflect(), 0)
 	if !ok {
 		return
@@ -151,6 +154,12 @@ func (g *gen) mutateSite(s site, other proto.Message) {
 		return
 	}
 	m.Set(fd, g.mutateScalar(fd, m.Get(fd)))
+}
+
+// structuredMutators are the targets' structure-aware mutations, where the
+// generic ones rarely keep an input meaningful.
+var structuredMutators = map[string]func(g *gen, in, other proto.Message) bool{
+	"graph.run": mutateGraphRun,
 }
 
 func isBlob(fd protoreflect.FieldDescriptor) bool {

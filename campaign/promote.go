@@ -126,8 +126,17 @@ func Promote(f *Finding, specRef, id, title string) ([]byte, error) {
 			}
 			v = dv
 		}
+	case "graph.run":
+		var out proto.Message
+		if out, err = answer(inputs[0]); err == nil {
+			var gv *corpus.GraphVector
+			if gv, err = promoteGraph(inputs[0].(*conformpb.GraphRun).Scripts[0], out.(*conformpb.GraphScriptOutput)); err == nil {
+				gv.ID, gv.Spec, gv.Title, gv.Tags = id, specRef, title, []string{"fuzz"}
+				v = gv
+			}
+		}
 	default:
-		return nil, fmt.Errorf("target %s has no corpus vector format; promotable targets are wire.read-frames, tlv.decode, tlv.canonicalize, tlv.validate-path and doppler.check", t.Name)
+		return nil, fmt.Errorf("target %s has no corpus vector format; promotable targets are wire.read-frames, tlv.decode, tlv.canonicalize, tlv.validate-path, doppler.check and graph.run", t.Name)
 	}
 	if err != nil {
 		return nil, err

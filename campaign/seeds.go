@@ -97,6 +97,17 @@ func LoadSeeds(ctx context.Context, dirs []string, logf func(string, ...any)) (*
 			}
 		}
 	}
+	// A target no case or vector feeds (live.publish) starts from inputs of
+	// its own generator, fixed by their index.
+	for _, t := range targets {
+		if len(s.byTarget[t.Name]) > 0 || t.gen == nil {
+			continue
+		}
+		for i := range uint64(8) {
+			g := &gen{r: rand.New(rand.NewPCG(i, hashString(t.Name))), t: t}
+			add(t, fmt.Sprintf("gen:%d", i), t.gen(g))
+		}
+	}
 	for _, dir := range dirs {
 		files, err := seedFiles(dir)
 		if err != nil {
@@ -258,7 +269,7 @@ func harvest(ctx context.Context, targets []*Target, add func(*Target, string, p
 	if err != nil {
 		return err
 	}
-	selected, err := runner.Select(cat.Cases, []string{"wire", "streams", "tlv", "doppler"}, nil)
+	selected, err := runner.Select(cat.Cases, codecSuiteNames, nil)
 	if err != nil {
 		return err
 	}

@@ -56,6 +56,10 @@ type Target struct {
 	// gen, if set, is the target's structure-aware generator; the generic
 	// generator is used otherwise.
 	gen func(g *gen) proto.Message
+	// mutate, if set, is the target's structure-aware mutation, applied
+	// to an input instead of a generic one now and then; it reports
+	// whether it changed anything.
+	mutate func(g *gen, in, other proto.Message) bool
 	// live marks a live target (live.go): each input is one connection.
 	live bool
 }
@@ -111,6 +115,7 @@ var targetDocs = map[string]string{
 	"doppler.push-check":          "PUSH's size check (doppler §4)",
 	"doppler.encode-header":       "writing a conforming header (doppler §3)",
 	"doppler.sequence":            "per-socket sequence numbering (doppler §7)",
+	"graph.run":                   "scripts of graph operations on a fresh graph: registers, writes, reads, subscribes, fields, sweeps, retire, evict (libtracer graph model)",
 }
 
 var targetFormats = map[string]format{
@@ -132,15 +137,20 @@ var targetFormats = map[string]format{
 	"doppler.reassemble":          fmtDoppler,
 	"doppler.chunk":               fmtRaw,
 	"doppler.sequence":            fmtRaw,
+	"graph.run":                   fmtTLV,
 }
 
 // codecSuites are the suites whose codec ops are targets. Live ops (whose
-// state lives in the SUT between requests) are not.
-var codecSuites = map[string]bool{"wire": true, "streams": true, "tlv": true, "doppler": true}
+// state lives in the SUT between requests) are not. The graph suite's one op
+// runs scripts, each on a fresh graph, so it is as stateless as a codec op.
+var codecSuites = map[string]bool{"wire": true, "streams": true, "tlv": true, "doppler": true, "graph": true}
+
+// codecSuiteNames are codecSuites' keys in a fixed order.
+var codecSuiteNames = []string{"wire", "streams", "tlv", "doppler", "graph"}
 
 // Targets returns every target, sorted by name. The list is derived from
-// conform.v1 itself: every batched codec op of the suites wire, streams, tlv
-// and doppler is one target.
+// conform.v1 itself: every batched codec op of the suites wire, streams, tlv,
+// doppler and graph is one target, and the live targets follow.
 func Targets() []*Target {
 	var out []*Target
 	req := (&conformpb.Request{}).ProtoReflect().Descriptor()
@@ -197,6 +207,7 @@ func newTarget(suite string, path []protoreflect.Name, op protoreflect.MessageDe
 	}
 	t := &Target{Name: name, Suite: suite, Doc: targetDocs[name], path: path, opType: mt, list: list, format: targetFormats[name]}
 	t.gen = structuredGenerators[name]
+	t.mutate = structuredMutators[name]
 	return t
 }
 

@@ -1,0 +1,253 @@
+package campaign
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/conform-suite/conform/live/peer"
+	conformpb "github.com/conform-suite/conform/proto/conform/v1"
+	messagepb "github.com/conform-suite/conform/proto/ranvier/message/v1"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+// live.publish drives the SUT as a Ranvier publisher. For each input the
+// side (SUT or reference) listens as a publisher with two streams, conform
+// dials it as a subscriber and sends its Request, and the side runs the
+// input — a LivePublish: one more stream opened, then samples, perhaps from
+// several threads at once. What conform read is decoded into a report and
+// compared with what it read from the reference under the same input.
+//
+// Only what the spec fixes is compared, never timing: the announcements
+// (name, node, clock domain; ranvier-wire §4.2), that no frame came before
+// the Request (§4.1), that every sample's stream was announced before it
+// and never announced twice (ranvier-streams §6.3, §6.4), the announcements
+// of the streams that carried samples, and per stream
+// the sequences in arrival order (from 1, step 1; ranvier-streams §2.3),
+// with the values when one thread publishes. Stream references, which each
+// side allocates, are replaced by their announcement's position.
+
+// The streams every live.publish publisher starts with; samples name them
+// by handle 0 and 1, and the stream the input opens is handle 2.
+var publishStreams = []*conformpb.LiveStream{
+	{Name: "fuzz", Node: "n0"},
+	{Name: "fuzz", Node: "n1", SourceClockDomain: "ptp"},
+}
+
+// Waits of a live.publish input: the publisher's wait for the subscriber
+// and its drain, and conform's read, which ends when the connection has
+// been quiet this long.
+const (
+	publishWait  = time.Second
+	publishQuiet = 30 * time.Millisecond
+	publishRead  = 3 * time.Second
+	// publishEarly is how long conform listens after its dial before it
+	// sends the Request, so that a publisher that writes first is seen.
+	publishEarly = 10 * time.Millisecond
+)
+
+func livePublishTarget() *Target {
+	mt := (&conformpb.LivePublish{}).ProtoReflect().Type()
+	return &Target{
+		Name: "live.publish", Suite: "live",
+		Doc:    "the SUT as a publisher on a real socket: a generated publish script, its wire transcript decoded and compared (ranvier-wire §4, ranvier-streams §2, §6)",
+		path:   []protoreflect.Name{"live", "publish"},
+		opType: mt, list: mt.Descriptor().Fields().ByName("open"), format: fmtRaw,
+		gen: generateLivePublish, live: true,
+	}
+}
+
+// generateLivePublish returns a publish script: one stream opened, up to a
+// dozen publish calls over the three streams, from one to four threads.
+func generateLivePublish(g *gen) proto.Message {
+	op := &conformpb.LivePublish{Open: []*conformpb.LiveStream{{Name: "fuzz", Node: "n2"}}}
+	if g.chance(0.3) {
+		op.Open[0].Name = "other" // a stream the subscriber did not ask for
+	}
+	if g.chance(0.3) {
+		op.Concurrency = uint32(2 + g.intn(3))
+	}
+	for n := g.intn(12); n > 0; n-- {
+		s := &conformpb.LivePublishSample{Stream: uint32(g.intn(3)), Values: g.raw(8), Count: uint32(g.intn(3))}
+		if g.chance(0.3) {
+			s.SourceTimestampNs = uint64(1 + g.intn(1000))
+		}
+		op.Samples = append(op.Samples, s)
+	}
+	return op
+}
+
+// clampPublish keeps a mutated script playable: three stream handles, few
+// calls, small values.
+func clampPublish(op *conformpb.LivePublish) bool {
+	if len(op.GetOpen()) != 1 || len(op.GetSamples()) > 64 || op.GetConcurrency() > 8 {
+		return false
+	}
+	for _, s := range op.GetSamples() {
+		if s.GetStream() > 2 || s.GetCount() > 8 || len(s.GetValues()) > 256 {
+			return false
+		}
+	}
+	return true
+}
+
+// evaluatePublish runs each input against the SUT and the reference,
+// concurrently, and compares the two decoded transcripts.
+func (e *Engine) evaluatePublish(ctx context.Context, t *Target, inputs []proto.Message) ([]Observation, error) {
+	var obs []Observation
+	for i, in := range inputs {
+		op, ok := in.(*conformpb.LivePublish)
+		if !ok || !clampPublish(op) {
+			continue
+		}
+		var ref *conformpb.LiveReport
+		var refErr error
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ref, refErr = publishOnce(ctx, op, func(ctx context.Context, req *conformpb.Request) (*conformpb.Response, error) {
+				return e.ref.Handle(ctx, req), nil
+			})
+		}()
+		got, err := publishOnce(ctx, op, func(ctx context.Context, req *conformpb.Request) (*conformpb.Response, error) {
+			octx, cancel := context.WithTimeout(ctx, e.Timeout)
+			defer cancel()
+			return e.Client.Do(octx, req)
+		})
+		wg.Wait()
+		if ctx.Err() != nil {
+			return obs, ctx.Err()
+		}
+		if refErr != nil {
+			continue // the harness or the reference could not play this input
+		}
+		ob, stop := e.liveObservation(t, i, err, got, ref)
+		if stop != nil {
+			return obs, stop
+		}
+		if ob != nil {
+			obs = append(obs, *ob)
+		}
+	}
+	return obs, ctx.Err()
+}
+
+// publishOnce has one side listen as a publisher, subscribes to it, runs
+// op, and returns what the subscriber read, decoded.
+func publishOnce(ctx context.Context, op *conformpb.LivePublish, do func(context.Context, *conformpb.Request) (*conformpb.Response, error)) (*conformpb.LiveReport, error) {
+	lis, err := doLive(ctx, do, &conformpb.LiveOp{Op: &conformpb.LiveOp_ListenPublisher{ListenPublisher: &conformpb.LiveListenPublisher{
+		Streams: publishStreams}}})
+	if err != nil {
+		return nil, err
+	}
+	l := lis.GetPublisherListening()
+	if l == nil {
+		return nil, errors.New("listen_publisher was answered with another result")
+	}
+	defer doLive(context.WithoutCancel(ctx), do, &conformpb.LiveOp{Op: &conformpb.LiveOp_Close{Close: &conformpb.LiveClose{Publisher: l.GetPublisher()}}})
+	rctx, cancel := context.WithTimeout(ctx, publishRead)
+	defer cancel()
+	sub, err := peer.DialPublisher(rctx, l.GetAddress(), 0, peer.Limits{})
+	if err != nil {
+		return nil, fmt.Errorf("the publisher does not accept a subscriber at %s: %w", l.GetAddress(), err)
+	}
+	defer sub.Close()
+	sub.Idle(rctx, publishEarly)
+	if err := sub.SendRequest(rctx, "fuzz", nil); err != nil {
+		return nil, fmt.Errorf("sending the Request: %w", err)
+	}
+	run := proto.Clone(op).(*conformpb.LivePublish)
+	run.Publisher = l.GetPublisher()
+	run.WaitSubscribers, run.WaitTimeoutMs = 1, uint32(publishWait/time.Millisecond)
+	run.DrainTimeoutMs = uint32(publishWait / time.Millisecond)
+	if _, err := doLive(ctx, do, &conformpb.LiveOp{Op: &conformpb.LiveOp_Publish{Publish: run}}); err != nil {
+		return nil, err
+	}
+	tr, _ := sub.Idle(rctx, publishQuiet)
+	return decodePublished(tr, op.GetConcurrency() > 1), nil
+}
+
+// doLive sends one live op and returns its result, an Unimplemented answer
+// as an *impl.UnimplementedError, an Error answer as an error.
+func doLive(ctx context.Context, do func(context.Context, *conformpb.Request) (*conformpb.Response, error), op *conformpb.LiveOp) (*conformpb.LiveResult, error) {
+	resp, err := do(ctx, &conformpb.Request{Op: &conformpb.Request_Live{Live: op}})
+	if err != nil {
+		return nil, err
+	}
+	return liveResult(resp)
+}
+
+// decodePublished turns a subscriber's transcript into a report of what the
+// spec fixes. The connection's detail names frames that came before the
+// Request; a sample's schema_known says its stream was announced before it.
+func decodePublished(tr peer.Transcript, concurrent bool) *conformpb.LiveReport {
+	c := &conformpb.LiveConnection{}
+	rep := &conformpb.LiveReport{Connections: []*conformpb.LiveConnection{c}}
+	for _, m := range tr.Marks {
+		if m.Label == peer.MarkRequest && m.Frames > 0 {
+			c.Detail = fmt.Sprintf("%d frames before the Request", m.Frames)
+		}
+	}
+	if tr.FramingError != nil {
+		c.State = conformpb.LiveConnectionState_LIVE_CONNECTION_STATE_FAILED
+	}
+	announced := map[uint32]int{} // stream ref → announcement position
+	for _, f := range tr.Frames {
+		var fr messagepb.Frame
+		if err := proto.Unmarshal(f.Payload, &fr); err != nil {
+			c.Unreadable++
+			continue
+		}
+		switch p := fr.GetPayload().(type) {
+		case *messagepb.Frame_Announce:
+			si := p.Announce
+			if _, again := announced[si.GetStreamRef()]; again {
+				c.Detail += "; a stream announced twice"
+				continue
+			}
+			announced[si.GetStreamRef()] = len(c.Announced)
+			c.Announced = append(c.Announced, &conformpb.LiveAnnouncement{Name: si.GetName(), Node: si.GetNode(), SourceClockDomain: si.GetSourceClockDomain()})
+		case *messagepb.Frame_Sample:
+			c.Samples++
+			s := p.Sample
+			pos, known := announced[s.GetStreamRef()]
+			ls := &conformpb.LiveSample{SchemaKnown: known, Sequence: s.GetSequence()}
+			if known {
+				ls.StreamName = c.Announced[pos].GetNode()
+			}
+			if !concurrent {
+				ls.Values = s.GetValues()
+			}
+			rep.Samples = append(rep.Samples, ls)
+		default:
+			c.Unreadable++
+		}
+	}
+	// When a stream no sample has used yet is announced is the
+	// publisher's choice (it may come after conform stopped reading), so
+	// only the announcements of streams that carried a sample are kept;
+	// their order between streams is the publisher's choice too.
+	used := map[string]bool{}
+	for _, ls := range rep.Samples {
+		used[ls.GetStreamName()] = true
+	}
+	kept := c.Announced[:0]
+	for _, a := range c.Announced {
+		if used[a.GetNode()] {
+			kept = append(kept, a)
+		}
+	}
+	c.Announced = kept
+	sort.Slice(c.Announced, func(i, j int) bool { return c.Announced[i].GetNode() < c.Announced[j].GetNode() })
+	if concurrent {
+		// Threads interleave the streams as they please; each stream's
+		// own order is fixed.
+		sort.SliceStable(rep.Samples, func(i, j int) bool { return rep.Samples[i].GetStreamName() < rep.Samples[j].GetStreamName() })
+	}
+	return rep
+}
