@@ -50,7 +50,7 @@ func cmdFuzz(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	out := fs.String("out", "", "the campaign directory: findings/ and checkpoint.json")
 	resume := fs.Bool("resume", false, "continue the campaign in --out from its checkpoint")
 	timeout := fs.Duration("timeout", campaign.DefaultTimeout, "timeout for each op; a SUT that takes longer is killed and the batch is a timeout finding")
-	queueURL := fs.String("queue", "", "coordinate a campaign spread over rigs: publish work units to nats://HOST:PORT/CAMPAIGN and collect the findings of `conform fuzz worker`s")
+	queueURL := fs.String("queue", "", "coordinate a campaign spread over rigs: publish work units to nats://HOST:PORT/CAMPAIGN and collect the findings of the workers (conform fuzz worker)")
 	unitSize := fs.Uint64("unit-size", defaultUnitSize, "with --queue, inputs per work unit")
 	ackWait := fs.Duration("ack-wait", 0, "with --queue, how long a unit may go without word from its worker before it is redelivered (0: the queue's default)")
 	pos, err := parse(fs, args)
