@@ -301,7 +301,10 @@ func (e *Engine) evaluateRequest(ctx context.Context, t *Target, batch []proto.M
 		e.unsupported[t.Name] = "the SUT answered Unimplemented: " + msg
 		return nil, errUnsupported
 	case ans == answerError && refAns == answerError:
-		return nil, nil // both could not carry out the op
+		// The SUT and the reference both refused the whole request (its
+		// fills expand past the bound, say): they agree, and agreement is
+		// the verdict "no finding".
+		return nil, nil
 	case ans == answerError:
 		return []Observation{{Signature: Signature(t.Name, KindError, ""), Kind: KindError, Index: -1, SUTText: msg}}, nil
 	case refAns != answerOK:

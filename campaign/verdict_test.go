@@ -1,0 +1,56 @@
+package campaign
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	conformpb "github.com/conform-suite/conform/proto/conform/v1"
+	"github.com/conform-suite/conform/sut"
+	"github.com/conform-suite/conform/sut/builtin"
+	"github.com/conform-suite/conform/sut/impl"
+	"google.golang.org/protobuf/proto"
+)
+
+// refuser answers every op with Error, as a SUT that cannot carry any out.
+type refuser struct{ sut.Client }
+
+func (r refuser) Do(ctx context.Context, req *conformpb.Request) (*conformpb.Response, error) {
+	return &conformpb.Response{Id: req.GetId(), Result: &conformpb.Response_Error{Error: &conformpb.Error{Message: "no"}}}, nil
+}
+
+// TestBothRefusedIsNoFinding: a request the reference cannot carry out
+// either (fills past impl.MaxExpansion) is no finding when the SUT refuses
+// it too, and is one when the SUT refuses a request the reference answers.
+func TestBothRefusedIsNoFinding(t *testing.T) {
+	tg, ok := Lookup("wire.read-frames")
+	if !ok {
+		t.Fatal("no target wire.read-frames")
+	}
+	huge := &conformpb.ReadInput{}
+	for range impl.MaxExpansion/impl.MaxBlob + 1 {
+		huge.Chunks = append(huge.Chunks, &conformpb.Blob{Fill: &conformpb.Fill{Length: impl.MaxBlob, Pattern: []byte{0xff}}})
+	}
+	small := &conformpb.ReadInput{Chunks: []*conformpb.Blob{{Data: []byte{0, 0, 0, 1, 7}}}}
+	ref := builtin.New("builtin:reference", impl.Reference())
+	for _, tc := range []struct {
+		name  string
+		input proto.Message
+		want  string
+	}{
+		{"both refuse", &conformpb.ReadFrames{Inputs: []*conformpb.ReadInput{huge}}, ""},
+		{"only the SUT refuses", &conformpb.ReadFrames{Inputs: []*conformpb.ReadInput{small}}, KindError},
+	} {
+		e := NewEngine(refuser{ref}, "refuser", &Seeds{}, 1, time.Minute, nil)
+		obs, err := e.Evaluate(context.Background(), tg, []proto.Message{tc.input})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		switch {
+		case tc.want == "" && len(obs) != 0:
+			t.Errorf("%s: %d observations, first %s; want none", tc.name, len(obs), obs[0].Signature)
+		case tc.want != "" && (len(obs) != 1 || obs[0].Kind != tc.want):
+			t.Errorf("%s: observations %v, want one of kind %s", tc.name, obs, tc.want)
+		}
+	}
+}
