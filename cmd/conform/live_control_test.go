@@ -90,7 +90,7 @@ func TestLiveControl(t *testing.T) {
 	add("node-cmd", false, 12, "--profile", "ranvier-node", "--node-cmd", bin+" reference node")
 	nodeMutants := 0
 	for _, m := range mutant.All() {
-		if profile, ok := mutant.ControlProfile(m.Name); ok {
+		if profile := m.Profile; profile == "ranvier-node" || profile == "ranvier-runtime" {
 			if profile == "ranvier-node" {
 				nodeMutants++
 			}

@@ -323,20 +323,6 @@ func runtimeAdmitsDespite(name string, reason controlpb.RefuseReason, bug string
 	}}
 }
 
-// ControlProfile returns the profile whose cases catch the control mutant
-// called name — ranvier-node for a node mutant, ranvier-runtime for a
-// runtime mutant — and false for any other mutant. A run that needs only to
-// catch a control mutant can select that profile rather than the whole live
-// suite: the node cases launch a process each and take most of its time.
-func ControlProfile(name string) (string, bool) {
-	for _, m := range controlMutants {
-		if m.Name == name {
-			return m.Profile, true
-		}
-	}
-	return "", false
-}
-
 // RunNode runs, from the environment getenv reads, the control-plane node of
 // the reference (name empty) or of the mutant called name: what
 // conform reference node [--mutant NAME] does in its child process.
