@@ -178,8 +178,30 @@ func publishOnce(ctx context.Context, op *conformpb.LivePublish, do func(context
 		// so the input proves nothing either way.
 		return nil, errNotReady
 	}
+	// Every sample the input sends this subscriber is awaited, however slow
+	// the machine, before the quiet that catches anything extra: a short
+	// quiet alone made a loaded machine look like a publisher that sent
+	// nothing. A publisher that sends fewer is waited for until publishRead.
+	concurrent := op.GetConcurrency() > 1
+	want := samplesFor(op, "fuzz")
+	sub.Wait(rctx, func(tr peer.Transcript) bool {
+		return len(decodePublished(tr, concurrent).GetSamples()) >= want
+	})
 	tr, _ := sub.Idle(rctx, publishQuiet)
-	return decodePublished(tr, op.GetConcurrency() > 1), nil
+	return decodePublished(tr, concurrent), nil
+}
+
+// samplesFor returns how many samples op publishes on streams named name:
+// the samples a subscriber to name is owed.
+func samplesFor(op *conformpb.LivePublish, name string) int {
+	streams := append(append([]*conformpb.LiveStream(nil), publishStreams...), op.GetOpen()...)
+	n := 0
+	for _, s := range op.GetSamples() {
+		if int(s.GetStream()) < len(streams) && streams[s.GetStream()].GetName() == name {
+			n += max(1, int(s.GetCount()))
+		}
+	}
+	return n
 }
 
 // doLive sends one live op and returns its result, an Unimplemented answer
