@@ -2,8 +2,10 @@ package campaign
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
 	"github.com/google/go-cmp/cmp"
@@ -86,12 +88,41 @@ func scalarEqual(fd protoreflect.FieldDescriptor, a, b protoreflect.Value) bool 
 }
 
 // textDiff is the evidence a person reads: go-cmp's diff of the two answers,
-// "-reference +sut".
+// "-reference +sut". go-cmp aligns lists by comparing their elements, which
+// costs time exponential in how deeply lists nest; a tree of answers as deep
+// as a depth-bound bug needs would take hours, so past diffDepth the
+// evidence is the differing paths alone (the finding holds both answers in
+// full).
 func textDiff(ref, got proto.Message) string {
 	if ref == nil || got == nil {
 		return ""
 	}
+	if d := max(depth(ref.ProtoReflect()), depth(got.ProtoReflect())); d > diffDepth {
+		return fmt.Sprintf("answers nested %d messages deep; they differ at %s",
+			d, strings.Join(diffPaths(ref.ProtoReflect(), got.ProtoReflect()), ", "))
+	}
 	return cmp.Diff(ref, got, protocmp.Transform())
+}
+
+// diffDepth is the deepest nesting of messages textDiff renders with go-cmp.
+const diffDepth = 8
+
+// depth returns how deeply messages nest in m, m itself counting one.
+func depth(m protoreflect.Message) int {
+	deepest := 0
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.IsList() && fd.Kind() == protoreflect.MessageKind:
+			l := v.List()
+			for i := range l.Len() {
+				deepest = max(deepest, depth(l.Get(i).Message()))
+			}
+		case !fd.IsList() && !fd.IsMap() && fd.Kind() == protoreflect.MessageKind:
+			deepest = max(deepest, depth(v.Message()))
+		}
+		return true
+	})
+	return deepest + 1
 }
 
 // normalizers hide what an answer may legitimately vary in between two
@@ -115,11 +146,12 @@ var normalizers = map[string]func(proto.Message){
 	},
 }
 
-// compare returns the paths where two answers of target differ, after the
+// compare returns the paths where got and want, two answers to the input
+// in of target, differ in what the spec fixes: after canonicalPair and the
 // target's normalizer.
-func compare(target string, got, want proto.Message) []string {
+func compare(target string, in, got, want proto.Message) []string {
+	got, want = canonicalPair(in, got, want)
 	if n := normalizers[target]; n != nil {
-		got, want = proto.Clone(got), proto.Clone(want)
 		n(got)
 		n(want)
 	}

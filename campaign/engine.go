@@ -322,7 +322,7 @@ func (e *Engine) evaluateRequest(ctx context.Context, t *Target, batch []proto.M
 		if sameBytes(outs[i], refOuts[i]) {
 			continue
 		}
-		paths := compare(t.Name, outs[i], refOuts[i])
+		paths := compare(t.Name, t.entry(batch[i]), outs[i], refOuts[i])
 		if len(paths) == 0 {
 			continue
 		}

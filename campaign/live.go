@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -115,7 +116,7 @@ func (e *Engine) liveObservation(t *Target, i int, err error, got, ref *conformp
 	e.streak = 0
 	if paths := diffPaths(got.ProtoReflect(), ref.ProtoReflect()); len(paths) > 0 {
 		return &Observation{Signature: Signature(t.Name, KindDiff, topLevel(paths)), Kind: KindDiff,
-			Detail: joinPaths(paths), Index: i, SUT: got, Ref: ref}, nil
+			Detail: strings.Join(paths, ","), Index: i, SUT: got, Ref: ref}, nil
 	}
 	return nil, nil
 }
@@ -208,15 +209,4 @@ func normalizeReport(r *conformpb.LiveReport) {
 	for _, s := range r.GetSamples() {
 		s.Connection = 0
 	}
-}
-
-func joinPaths(paths []string) string {
-	out := ""
-	for i, p := range paths {
-		if i > 0 {
-			out += ","
-		}
-		out += p
-	}
-	return out
 }

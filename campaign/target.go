@@ -266,6 +266,16 @@ func (t *Target) entries(in proto.Message) protoreflect.List {
 	return in.ProtoReflect().Get(t.list).List()
 }
 
+// entry returns the one entry of an input (a DecodeInput of a Decode op,
+// say), the input its output answers; nil when it holds another number
+// or its entries are not messages.
+func (t *Target) entry(in proto.Message) proto.Message {
+	if l := t.entries(in); l.Len() == 1 && t.list.Kind() == protoreflect.MessageKind {
+		return l.Get(0).Message().Interface()
+	}
+	return nil
+}
+
 // request merges inputs that share their op-level fields into one request.
 func (t *Target) request(inputs []proto.Message) *conformpb.Request {
 	op := proto.Clone(inputs[0]).ProtoReflect()

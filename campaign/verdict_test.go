@@ -1,7 +1,9 @@
 package campaign
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 	"github.com/conform-suite/conform/sut/builtin"
 	"github.com/conform-suite/conform/sut/impl"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // refuser answers every op with Error, as a SUT that cannot carry any out.
@@ -51,6 +54,65 @@ func TestBothRefusedIsNoFinding(t *testing.T) {
 			t.Errorf("%s: %d observations, first %s; want none", tc.name, len(obs), obs[0].Signature)
 		case tc.want != "" && (len(obs) != 1 || obs[0].Kind != tc.want):
 			t.Errorf("%s: observations %v, want one of kind %s", tc.name, obs, tc.want)
+		}
+	}
+}
+
+// rewording answers as the reference does, in other words: every worded
+// field says the same thing differently and JSON is indented, as an
+// independent binding's answers would be.
+type rewording struct{ sut.Client }
+
+func (r rewording) Do(ctx context.Context, req *conformpb.Request) (*conformpb.Response, error) {
+	resp, err := r.Client.Do(ctx, req)
+	if err == nil {
+		reword(resp.ProtoReflect())
+	}
+	return resp, err
+}
+
+func reword(m protoreflect.Message) {
+	var set []protoreflect.FieldDescriptor
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case wordedFields[fd.FullName()]:
+			set = append(set, fd)
+		case fd.IsList() && fd.Kind() == protoreflect.MessageKind:
+			for i := range v.List().Len() {
+				reword(v.List().Get(i).Message())
+			}
+		case !fd.IsList() && !fd.IsMap() && fd.Kind() == protoreflect.MessageKind:
+			reword(v.Message())
+		}
+		return true
+	})
+	for _, fd := range set {
+		m.Set(fd, protoreflect.ValueOfString("in other words: "+m.Get(fd).String()))
+	}
+	if out, ok := m.Interface().(*conformpb.DecodeOutput); ok && out.Json != "" {
+		var b bytes.Buffer
+		if json.Indent(&b, []byte(out.Json), "", "    ") == nil {
+			out.Json = b.String()
+		}
+	}
+}
+
+// TestWordingIsNoFinding: a SUT that answers as the reference does, in its
+// own words and its own JSON layout, runs clean on every codec target.
+func TestWordingIsNoFinding(t *testing.T) {
+	pool := testSeeds(t)
+	client := rewording{builtin.New("builtin:reference", impl.Reference())}
+	e := NewEngine(client, "rewording", pool, 1, time.Minute, nil)
+	for _, tg := range Targets() {
+		if tg.live {
+			continue
+		}
+		err := e.RunRange(context.Background(), tg, 0, uint64(len(pool.For(tg)))+128, func(f *Finding) error {
+			t.Errorf("wording alone made finding %s: %s\n%s", f.Signature, f.Detail, f.Diff)
+			return nil
+		}, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tg.Name, err)
 		}
 	}
 }
