@@ -2,10 +2,13 @@ package campaign
 
 import (
 	"context"
+	"os"
 	"testing"
 	"time"
 
+	"github.com/conform-suite/conform/sut"
 	"github.com/conform-suite/conform/sut/builtin"
+	"github.com/conform-suite/conform/sut/exec"
 	"github.com/conform-suite/conform/sut/impl"
 )
 
@@ -13,9 +16,29 @@ import (
 // frame-reading target against the in-process reference: inputs per
 // second, generation, both answers and the comparison included.
 func BenchmarkReadFramesBuiltin(b *testing.B) {
+	benchReadFrames(b, builtin.New("builtin:reference", impl.Reference()), "builtin:reference")
+}
+
+// BenchmarkReadFramesExec is the same campaign against the reference in
+// a second process over the exec carrier, the yardstick: two
+// processes, marshalling both ways.
+func BenchmarkReadFramesExec(b *testing.B) {
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := exec.Start(context.Background(), []string{exe, "reference"}, exec.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	benchReadFrames(b, c, "exec:reference")
+}
+
+func benchReadFrames(b *testing.B, c sut.Client, spec string) {
 	pool := testSeeds(b)
 	tg, _ := Lookup("wire.read-frames")
-	e := NewEngine(builtin.New("builtin:reference", impl.Reference()), "builtin:reference", pool, 5, time.Minute, nil)
+	e := NewEngine(c, spec, pool, 5, time.Minute, nil)
 	start := uint64(len(pool.For(tg))) // generated inputs only
 	b.ResetTimer()
 	if err := e.RunRange(context.Background(), tg, start, start+uint64(b.N), func(f *Finding) error {

@@ -189,6 +189,11 @@ func writeCheckpoint(out string, c *Checkpoint) error {
 // checkpointEvery is how often the checkpoint is rewritten.
 const checkpointEvery = time.Second
 
+// spanBatches is how many batches of a target run before the next target's
+// turn: enough for the input pipeline to pay, few enough that every target
+// of a short campaign gets its turns.
+const spanBatches = 8
+
 // Run runs a local campaign: each target in turn, a batch at a time, until
 // every target has run Execs inputs, the duration ends or ctx is
 // cancelled. Findings are written to Out/findings before they are counted
@@ -273,10 +278,17 @@ func (e *Engine) Run(ctx context.Context, cfg Config) (Status, error) {
 		return Status{}, err
 	}
 	lastSave := time.Now()
+	// Each target runs a span of batches in turn: within a span RunRange
+	// builds the next batch while the SUT works on this one. The deadline
+	// and the checkpoint are looked at between batches, so a campaign
+	// stops on time without cancelling a request in flight.
+	stopCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	var saveErr error
 	for {
 		active := 0
 		for _, t := range cfg.Targets {
-			if ctx.Err() != nil || (!deadline.IsZero() && time.Now().After(deadline)) {
+			if stopCtx.Err() != nil || (!deadline.IsZero() && time.Now().After(deadline)) {
 				return status(), save()
 			}
 			next := cp.Next[t.Name]
@@ -284,30 +296,36 @@ func (e *Engine) Run(ctx context.Context, cfg Config) (Status, error) {
 				continue
 			}
 			active++
-			end := next + BatchSize
+			end := next + spanBatches*BatchSize
 			if cfg.Execs > 0 {
 				end = min(end, cfg.Execs)
 			}
-			err := e.RunRange(ctx, t, next, end, report, nil)
+			err := e.RunRange(stopCtx, t, next, end, report, func(n uint64) {
+				cp.Next[t.Name] = n
+				if cfg.Progress != nil {
+					cfg.Progress(status())
+				}
+				if time.Since(lastSave) >= checkpointEvery {
+					if saveErr = save(); saveErr != nil {
+						stop()
+					}
+					lastSave = time.Now()
+				}
+				if !deadline.IsZero() && time.Now().After(deadline) {
+					stop()
+				}
+			})
 			switch {
+			case saveErr != nil:
+				return status(), saveErr
 			case errors.Is(err, errUnsupported):
 				logf("target %s skipped: %s", t.Name, e.unsupported[t.Name])
 				continue
-			case ctx.Err() != nil:
+			case stopCtx.Err() != nil:
 				return status(), save()
 			case err != nil:
 				save()
 				return status(), err
-			}
-			cp.Next[t.Name] = end
-			if cfg.Progress != nil {
-				cfg.Progress(status())
-			}
-			if time.Since(lastSave) >= checkpointEvery {
-				if err := save(); err != nil {
-					return status(), err
-				}
-				lastSave = time.Now()
 			}
 		}
 		if active == 0 {
