@@ -16,6 +16,19 @@ import (
 // into requests within cases.Batched's bounds.
 const BatchSize = 256
 
+// LiveBatchSize is how many inputs a step of a live target runs: each is a
+// connection or a subscription, and an input the SUT never answers costs a
+// whole wait, so a step of a broken SUT stays short.
+const LiveBatchSize = 8
+
+// batchSize is how many inputs a step of t runs.
+func (t *Target) batchSize() uint64 {
+	if t.live != nil {
+		return LiveBatchSize
+	}
+	return BatchSize
+}
+
 // Report receives each new finding. It returns only once the finding is
 // safely stored (on disk, or acknowledged by a queue); an error stops the
 // campaign rather than lose a finding.
@@ -38,7 +51,7 @@ func (e *Engine) RunRange(ctx context.Context, t *Target, start, end uint64, rep
 	go func() {
 		defer close(batches)
 		for i := start; i < end; {
-			n := min(end-i, BatchSize)
+			n := min(end-i, t.batchSize())
 			b := batch{first: i, inputs: make([]proto.Message, n)}
 			for j := range b.inputs {
 				b.inputs[j] = e.Input(t, i+uint64(j))
@@ -296,7 +309,7 @@ func (e *Engine) Run(ctx context.Context, cfg Config) (Status, error) {
 				continue
 			}
 			active++
-			end := next + spanBatches*BatchSize
+			end := next + spanBatches*t.batchSize()
 			if cfg.Execs > 0 {
 				end = min(end, cfg.Execs)
 			}

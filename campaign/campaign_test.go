@@ -157,9 +157,10 @@ func TestReferenceRunsClean(t *testing.T) {
 	pool := testSeeds(t)
 	client := builtin.New("builtin:reference", impl.Reference())
 	e := NewEngine(client, "builtin:reference", pool, 1, time.Minute, nil)
+	e.Broker = broker.URL
 	for _, tg := range Targets() {
 		n := uint64(len(pool.For(tg))) + 256
-		if tg.live {
+		if tg.live != nil {
 			n = uint64(len(pool.For(tg))) + 8 // a connection each
 		}
 		err := e.RunRange(context.Background(), tg, 0, n, func(f *Finding) error {

@@ -38,6 +38,11 @@ const (
 	minimizeFaultBudget = 24
 )
 
+// DefaultMinimizeFor bounds the minimisation of one finding in time when
+// Engine.MinimizeFor is zero: a live input the SUT never answers costs a
+// whole collect wait per test, and 400 of them would stall a campaign.
+const DefaultMinimizeFor = time.Minute
+
 // An Engine runs inputs of targets against one SUT and the reference, in
 // batches, and reports what differs. One goroutine uses an Engine at a
 // time.
@@ -52,6 +57,13 @@ type Engine struct {
 	Seed int64
 	// Timeout bounds each op sent to the SUT.
 	Timeout time.Duration
+	// MinimizeFor bounds the minimisation of one finding; zero means
+	// DefaultMinimizeFor.
+	MinimizeFor time.Duration
+	// Broker, if set, returns the URL (nats://host:port) of the NATS
+	// server the doppler live target publishes on; without it that target
+	// is unsupported.
+	Broker func(context.Context) (string, error)
 
 	ref *impl.Impl
 	// known holds the signatures already reported (or already on disk),
@@ -191,8 +203,8 @@ func (e *Engine) Evaluate(ctx context.Context, t *Target, inputs []proto.Message
 		return nil, errUnsupported
 	}
 	e.Execs += uint64(len(inputs))
-	if t.live {
-		return e.evaluateLive(ctx, t, inputs)
+	if t.live != nil {
+		return t.live(e, ctx, t, inputs)
 	}
 	var obs []Observation
 	// Inputs travel together only when they share their op-level fields.

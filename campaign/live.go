@@ -40,16 +40,13 @@ func liveTargets() []*Target {
 		Doc:    "a subscriber on a real socket: generated frames from a harness publisher, the SUT's report read back (ranvier-wire §4, §6)",
 		path:   []protoreflect.Name{"read_frames"},
 		opType: mt, list: mt.Descriptor().Fields().ByName("inputs"), format: fmtFrames,
-		gen: structuredGenerators["wire.read-frames"], live: true,
-	}, livePublishTarget()}
+		gen: structuredGenerators["wire.read-frames"], live: (*Engine).evaluateSubscribe,
+	}, livePublishTarget(), dopplerLiveTarget()}
 }
 
-// evaluateLive runs each input as one connection to the SUT and one to the
-// reference, concurrently, and compares the two reports.
-func (e *Engine) evaluateLive(ctx context.Context, t *Target, inputs []proto.Message) ([]Observation, error) {
-	if t.Name == "live.publish" {
-		return e.evaluatePublish(ctx, t, inputs)
-	}
+// evaluateSubscribe runs each input as one connection to the SUT and one to
+// the reference, concurrently, and compares the two reports.
+func (e *Engine) evaluateSubscribe(ctx context.Context, t *Target, inputs []proto.Message) ([]Observation, error) {
 	var obs []Observation
 	for i, in := range inputs {
 		ri := in.(*conformpb.ReadFrames).GetInputs()[0]
@@ -95,7 +92,7 @@ func (e *Engine) evaluateLive(ctx context.Context, t *Target, inputs []proto.Mes
 // liveObservation judges one live input: the SUT's error, or how its
 // report differs from the reference's. It returns errUnsupported when the
 // SUT does not implement the live op.
-func (e *Engine) liveObservation(t *Target, i int, err error, got, ref *conformpb.LiveReport) (*Observation, error) {
+func (e *Engine) liveObservation(t *Target, i int, err error, got, ref proto.Message) (*Observation, error) {
 	var se *sut.Error
 	var unimpl *impl.UnimplementedError
 	switch {
@@ -114,7 +111,7 @@ func (e *Engine) liveObservation(t *Target, i int, err error, got, ref *conformp
 		return &Observation{Signature: Signature(t.Name, KindError, ""), Kind: KindError, Index: i, SUTText: err.Error()}, nil
 	}
 	e.streak = 0
-	if paths := diffPaths(got.ProtoReflect(), ref.ProtoReflect()); len(paths) > 0 {
+	if paths := compare(t.Name, nil, got, ref); len(paths) > 0 {
 		return &Observation{Signature: Signature(t.Name, KindDiff, topLevel(paths)), Kind: KindDiff,
 			Detail: strings.Join(paths, ","), Index: i, SUT: got, Ref: ref}, nil
 	}

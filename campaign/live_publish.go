@@ -57,7 +57,7 @@ func livePublishTarget() *Target {
 		Doc:    "the SUT as a publisher on a real socket: a generated publish script, its wire transcript decoded and compared (ranvier-wire §4, ranvier-streams §2, §6)",
 		path:   []protoreflect.Name{"live", "publish"},
 		opType: mt, list: mt.Descriptor().Fields().ByName("open"), format: fmtRaw,
-		gen: generateLivePublish, live: true,
+		gen: generateLivePublish, live: (*Engine).evaluatePublish,
 	}
 }
 

@@ -8,9 +8,14 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/conform-suite/conform/natsserver"
 	"github.com/conform-suite/conform/sut"
 	"github.com/conform-suite/conform/sut/impl"
 )
+
+// broker is the NATS server of the tests that publish on one, started by
+// the first of them and shut down after the last.
+var broker = natsserver.NewLazy(natsserver.Options{})
 
 // TestMain lets the test binary serve as an exec: SUT ("reference"), so
 // that the exec benchmark measures a real second process without building
@@ -26,5 +31,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	broker.Shutdown()
+	os.Exit(code)
 }

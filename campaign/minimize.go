@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"context"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -50,18 +51,19 @@ func ddmin(n int, test func(keep []int) bool) []int {
 // minimizer shrinks the inputs of a finding while the same signature
 // reproduces, within a budget of SUT executions.
 type minimizer struct {
-	ctx    context.Context
-	e      *Engine
-	t      *Target
-	sig    string
-	budget int
-	steps  int
-	last   Observation
+	ctx      context.Context
+	e        *Engine
+	t        *Target
+	sig      string
+	budget   int
+	deadline time.Time
+	steps    int
+	last     Observation
 }
 
 // test runs inputs and reports whether the signature reproduces.
 func (mz *minimizer) test(inputs []proto.Message) bool {
-	if mz.budget <= 0 || mz.ctx.Err() != nil {
+	if mz.budget <= 0 || mz.ctx.Err() != nil || time.Now().After(mz.deadline) {
 		return false
 	}
 	mz.budget--
@@ -76,6 +78,8 @@ func (mz *minimizer) test(inputs []proto.Message) bool {
 // Minimize shrinks a finding's inputs: first which inputs (delta debugging
 // over the list), then each input's structure: list elements and bytes by
 // delta debugging, messages and scalars cleared where the signature allows.
+// It stops at its budget of SUT executions or after Engine.MinimizeFor,
+// whichever comes first, and returns the smallest inputs found by then.
 func (e *Engine) Minimize(ctx context.Context, t *Target, inputs []proto.Message, ob Observation) ([]proto.Message, Observation, int) {
 	budget := minimizeDiffBudget
 	switch ob.Kind {
@@ -84,7 +88,11 @@ func (e *Engine) Minimize(ctx context.Context, t *Target, inputs []proto.Message
 	case KindCrash, KindProtocol, KindError:
 		budget = minimizeFaultBudget
 	}
-	mz := &minimizer{ctx: ctx, e: e, t: t, sig: ob.Signature, budget: budget, last: ob}
+	limit := e.MinimizeFor
+	if limit <= 0 {
+		limit = DefaultMinimizeFor
+	}
+	mz := &minimizer{ctx: ctx, e: e, t: t, sig: ob.Signature, budget: budget, deadline: time.Now().Add(limit), last: ob}
 	if len(inputs) > 1 {
 		keep := ddmin(len(inputs), func(k []int) bool {
 			return mz.test(pick(inputs, k))

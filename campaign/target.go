@@ -11,6 +11,7 @@
 package campaign
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -60,8 +61,10 @@ type Target struct {
 	// to an input instead of a generic one now and then; it reports
 	// whether it changed anything.
 	mutate func(g *gen, in, other proto.Message) bool
-	// live marks a live target (live.go): each input is one connection.
-	live bool
+	// live, set on a live target (live.go), runs inputs over a real socket
+	// or subject, each input one connection or one subscription, and
+	// compares the two sides' reports.
+	live func(e *Engine, ctx context.Context, t *Target, inputs []proto.Message) ([]Observation, error)
 }
 
 // New returns an empty input of the target's op type.

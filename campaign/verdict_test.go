@@ -104,7 +104,7 @@ func TestWordingIsNoFinding(t *testing.T) {
 	client := rewording{builtin.New("builtin:reference", impl.Reference())}
 	e := NewEngine(client, "rewording", pool, 1, time.Minute, nil)
 	for _, tg := range Targets() {
-		if tg.live {
+		if tg.live != nil {
 			continue
 		}
 		err := e.RunRange(context.Background(), tg, 0, uint64(len(pool.For(tg)))+128, func(f *Finding) error {

@@ -52,6 +52,7 @@ func cmdFuzz(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	timeout := fs.Duration("timeout", campaign.DefaultTimeout, "timeout for each op; a SUT that takes longer is killed and the batch is a timeout finding")
 	queueURL := fs.String("queue", "", "coordinate a campaign spread over rigs: publish work units to nats://HOST:PORT/CAMPAIGN and collect the findings of the workers (conform fuzz worker)")
 	unitSize := fs.Uint64("unit-size", defaultUnitSize, "with --queue, inputs per work unit")
+	natsURL := fs.String("nats-url", "", "the NATS server the doppler live target publishes on (nats://host:port); without it conform starts one embedded on loopback when that target runs")
 	ackWait := fs.Duration("ack-wait", 0, "with --queue, how long a unit may go without word from its worker before it is redelivered (0: the queue's default)")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -109,6 +110,11 @@ func cmdFuzz(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return exitUsage
 	}
 	e := campaign.NewEngine(client, *spec, pool, *seed, *timeout, nil)
+	closeBroker, code := setBroker(e, "fuzz", *natsURL, stderr)
+	if code != 0 {
+		return code
+	}
+	defer closeBroker()
 	cfg := campaign.Config{
 		Targets: selected, Execs: *execs, Duration: *duration, Out: *out, Resume: *resume,
 		Logf: logTo(stderr),
@@ -281,6 +287,7 @@ func cmdFuzzWorker(ctx context.Context, args []string, _, stderr io.Writer) int 
 	fs.Var(&seedDirs, "seed-corpus", "the same --seed-corpus directories the coordinator was given (repeatable)")
 	timeout := fs.Duration("timeout", campaign.DefaultTimeout, "timeout for each op")
 	name := fs.String("name", "", "this worker's name in the campaign (default host/pid)")
+	natsURL := fs.String("nats-url", "", "the NATS server the doppler live target publishes on (nats://host:port); without it conform starts one embedded on loopback when that target runs")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return flagExit(err)
@@ -309,6 +316,11 @@ func cmdFuzzWorker(ctx context.Context, args []string, _, stderr io.Writer) int 
 	}
 	defer client.Close()
 	e := campaign.NewEngine(client, *spec, pool, 0, *timeout, nil)
+	closeBroker, code := setBroker(e, "fuzz worker", *natsURL, stderr)
+	if code != 0 {
+		return code
+	}
+	defer closeBroker()
 	run := func(ctx context.Context, u queue.Unit, report func(queue.Finding) error) error {
 		fmt.Fprintf(stderr, "conform fuzz worker: unit %s: %s [%d, %d)\n", u.ID, u.Target, u.Start, u.End)
 		return campaign.RunUnit(ctx, e, campaign.Unit{ID: u.ID, Target: u.Target, Seed: u.Seed, Start: u.Start, End: u.End, Corpus: u.Corpus},
@@ -329,11 +341,26 @@ func cmdFuzzWorker(ctx context.Context, args []string, _, stderr io.Writer) int 
 	return 0
 }
 
+// setBroker gives e the NATS server --nats-url names, or an embedded one
+// started when a target first needs it, and returns the function that shuts
+// an embedded one down. It returns a non-zero exit code when the flag is
+// malformed.
+func setBroker(e *campaign.Engine, cmd, natsURL string, stderr io.Writer) (func(), int) {
+	broker, closeBroker, err := brokerFlag(natsURL)
+	if err != nil {
+		fmt.Fprintf(stderr, "conform %s: %v\n", cmd, err)
+		return nil, exitUsage
+	}
+	e.Broker = broker
+	return closeBroker, 0
+}
+
 // cmdReplay reruns one finding.
 func cmdReplay(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("replay", stderr)
 	spec := fs.String("sut", "", "the SUT to replay the finding against")
 	timeout := fs.Duration("timeout", campaign.DefaultTimeout, "timeout for each op")
+	natsURL := fs.String("nats-url", "", "the NATS server the doppler live target publishes on (nats://host:port); without it conform starts one embedded on loopback when that target runs")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return flagExit(err)
@@ -358,6 +385,11 @@ func cmdReplay(ctx context.Context, args []string, _ io.Reader, stdout, stderr i
 	}
 	defer client.Close()
 	e := campaign.NewEngine(client, *spec, pool, f.Seed, *timeout, nil)
+	closeBroker, code := setBroker(e, "replay", *natsURL, stderr)
+	if code != 0 {
+		return code
+	}
+	defer closeBroker()
 	ok, others, err := e.Replay(ctx, f)
 	if err != nil {
 		fmt.Fprintf(stderr, "conform replay: %v\n", err)

@@ -165,17 +165,11 @@ type runEnvironment struct {
 // The embedded broker is started only when a case first asks for it.
 func runEnv(natsURL, peer, nodeCmd string) (runEnvironment, error) {
 	env := runEnvironment{Env: &cases.Env{Self: self()}, close: func() {}}
-	if natsURL != "" {
-		u, err := url.Parse(natsURL)
-		if err != nil || u.Scheme != "nats" || u.Host == "" || u.Port() == "" {
-			return env, fmt.Errorf("--nats-url %q: want nats://host:port", natsURL)
-		}
-		env.Broker = func(context.Context) (string, error) { return "nats://" + u.Host, nil }
-	} else {
-		lazy := natsserver.NewLazy(natsserver.Options{})
-		env.Broker = lazy.URL
-		env.close = lazy.Shutdown
+	broker, closeBroker, err := brokerFlag(natsURL)
+	if err != nil {
+		return env, err
 	}
+	env.Broker, env.close = broker, closeBroker
 	if peer != "" {
 		u, err := url.Parse(peer)
 		if err != nil || u.Scheme != "tcp" || u.Host == "" || u.Port() == "" {
@@ -191,6 +185,21 @@ func runEnv(natsURL, peer, nodeCmd string) (runEnvironment, error) {
 		env.NodeCommand = argv
 	}
 	return env, nil
+}
+
+// brokerFlag returns the NATS server a --nats-url value names, or, when it
+// is empty, one started embedded on loopback the first time it is asked
+// for; close shuts the embedded one down.
+func brokerFlag(natsURL string) (broker func(context.Context) (string, error), close func(), err error) {
+	if natsURL == "" {
+		lazy := natsserver.NewLazy(natsserver.Options{})
+		return lazy.URL, lazy.Shutdown, nil
+	}
+	u, err := url.Parse(natsURL)
+	if err != nil || u.Scheme != "nats" || u.Host == "" || u.Port() == "" {
+		return nil, nil, fmt.Errorf("--nats-url %q: want nats://host:port", natsURL)
+	}
+	return func(context.Context) (string, error) { return "nats://" + u.Host, nil }, func() {}, nil
 }
 
 // observedFlags are the flags that name an observed device in a reproduce

@@ -3,9 +3,9 @@ package dopplerfuzz
 import (
 	"bytes"
 	"encoding/binary"
-	"runtime"
 	"testing"
 
+	"github.com/conform-suite/conform/fuzz/allocs"
 	"github.com/conform-suite/conform/ref/doppler"
 )
 
@@ -59,23 +59,22 @@ func FuzzReassemble(f *testing.F) {
 			o = doppler.BigEndian
 		}
 		r := &doppler.Reassembler{Order: o, EagerBytes: eager}
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		arrived := 0
-		for _, m := range split(data) {
-			arrived += len(m)
-			got, ok, _ := r.Add(m)
-			if held := r.Buffered(); held > eager+3*arrived {
-				t.Fatalf("holding %d bytes after %d arrived", held, arrived)
+		grew := allocs.During(func() {
+			arrived := 0
+			for _, m := range split(data) {
+				arrived += len(m)
+				got, ok, _ := r.Add(m)
+				if held := r.Buffered(); held > eager+3*arrived {
+					t.Fatalf("holding %d bytes after %d arrived", held, arrived)
+				}
+				if ok {
+					deliveredIsWhole(t, got, o)
+				}
 			}
-			if ok {
-				deliveredIsWhole(t, got, o)
-			}
-		}
-		runtime.ReadMemStats(&after)
+		})
 		// The slack covers the fuzzing engine's own allocations in this
 		// process; a claimed total of even a few MiB would exceed it.
-		if grew := after.TotalAlloc - before.TotalAlloc; grew > uint64(eager+4*len(data)+1<<20) {
+		if grew > uint64(eager+4*len(data)+1<<20) {
 			t.Fatalf("allocated %d bytes for %d bytes of input", grew, len(data))
 		}
 	})

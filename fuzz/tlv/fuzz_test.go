@@ -6,12 +6,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime/metrics"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/conform-suite/conform/fuzz/allocs"
 	"github.com/conform-suite/conform/ref/tlv"
 )
 
@@ -86,13 +86,6 @@ func ropeFrom(b []byte, seed uint64) tlv.Rope {
 	return tlv.NewRope(append(segs, b[prev:])...)
 }
 
-var heapAllocs = []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
-
-func allocated() uint64 {
-	metrics.Read(heapAllocs)
-	return heapAllocs[0].Value.Uint64()
-}
-
 // FuzzDecode: any rope over the input decodes exactly as the flat input (the
 // same tree, or the same refusal); no panic; allocation bounded by the input's
 // size, never by a length it claims; and a decoded frame re-encodes to its bytes
@@ -109,9 +102,7 @@ func FuzzDecode(f *testing.F) {
 		// of three measures is the decoder's own.
 		used := ^uint64(0)
 		for range 3 {
-			before := allocated()
-			_, _, _ = d.DecodeFrame(in)
-			used = min(used, allocated()-before)
+			used = min(used, allocs.During(func() { _, _, _ = d.DecodeFrame(in) }))
 		}
 		if used > 8192+64*uint64(len(data)) {
 			t.Fatalf("decoding %d bytes allocated %d", len(data), used)

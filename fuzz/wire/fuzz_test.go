@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"runtime"
 	"testing"
 
 	"github.com/conform-suite/conform/corpus"
+	"github.com/conform-suite/conform/fuzz/allocs"
 	"github.com/conform-suite/conform/fuzz/seeds"
 	"github.com/conform-suite/conform/ref/wire"
 	"google.golang.org/protobuf/proto"
@@ -153,15 +153,6 @@ func checkEnd(t *testing.T, how string, in []byte, r *wire.Reader, last error, w
 	}
 }
 
-// allocated returns the bytes allocated while f ran.
-func allocated(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
-
 // allocBound is what feeding n bytes may allocate: the buffer's growth, a
 // small multiple of n, and slack for the runtime; never what a prefix
 // claims.
@@ -189,10 +180,10 @@ func FuzzReader(f *testing.F) {
 		want := parse(in)
 		var whole, chunked *wire.Reader
 		var wholeErr, chunkedErr error
-		if n := allocated(func() { whole, wholeErr = run(t, in, want, nil) }); n > allocBound(len(in)) {
+		if n := allocs.During(func() { whole, wholeErr = run(t, in, want, nil) }); n > allocBound(len(in)) {
 			t.Fatalf("%d bytes allocated reading %d bytes at once", n, len(in))
 		}
-		if n := allocated(func() { chunked, chunkedErr = run(t, in, want, chunks(chunking)) }); n > allocBound(len(in)) {
+		if n := allocs.During(func() { chunked, chunkedErr = run(t, in, want, chunks(chunking)) }); n > allocBound(len(in)) {
 			t.Fatalf("%d bytes allocated reading %d bytes in chunks", n, len(in))
 		}
 		checkEnd(t, "whole", in, whole, wholeErr, want)
@@ -204,7 +195,7 @@ func FuzzReader(f *testing.F) {
 			var p []byte
 			var ok bool
 			var err error
-			n := allocated(func() {
+			n := allocs.During(func() {
 				r.Write(in[:4])
 				p, ok, err = r.Next()
 			})
