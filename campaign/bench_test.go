@@ -2,37 +2,21 @@ package campaign
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/conform-suite/conform/sut"
 	"github.com/conform-suite/conform/sut/builtin"
-	"github.com/conform-suite/conform/sut/exec"
 	"github.com/conform-suite/conform/sut/impl"
 )
 
 // BenchmarkReadFramesBuiltin measures a differential campaign on the
 // frame-reading target against the in-process reference: inputs per
-// second, generation, both answers and the comparison included.
+// second, generation, both answers and the comparison included. The same
+// over exec, a second process, is BenchmarkFuzzExecReadFrames in
+// cmd/conform.
 func BenchmarkReadFramesBuiltin(b *testing.B) {
 	benchReadFrames(b, builtin.New("builtin:reference", impl.Reference()), "builtin:reference")
-}
-
-// BenchmarkReadFramesExec is the same campaign against the reference in
-// a second process over the exec carrier, the yardstick: two
-// processes, marshalling both ways.
-func BenchmarkReadFramesExec(b *testing.B) {
-	exe, err := os.Executable()
-	if err != nil {
-		b.Fatal(err)
-	}
-	c, err := exec.Start(context.Background(), []string{exe, "reference"}, exec.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
-	benchReadFrames(b, c, "exec:reference")
 }
 
 func benchReadFrames(b *testing.B, c sut.Client, spec string) {

@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -191,7 +193,8 @@ func TestFuzzFaultSUTs(t *testing.T) {
 	for _, tc := range []struct{ fault, kind string }{{"crash", campaign.KindCrash}, {"hang", campaign.KindTimeout}, {"garbage", campaign.KindProtocol}} {
 		t.Run(tc.fault, func(t *testing.T) {
 			out := t.TempDir()
-			r := conform(t, 60*time.Second, []string{fault.EnvAfter + "=3"}, "fuzz", "--sut", "builtin:fault/"+tc.fault,
+			mark := processMark(t)
+			r := conform(t, 60*time.Second, []string{fault.EnvAfter + "=3", mark}, "fuzz", "--sut", "builtin:fault/"+tc.fault,
 				"--target", "wire.read-frames", "--execs", "600", "--timeout", "200ms", "--out", out)
 			if r.code != 1 {
 				t.Fatalf("exit %d, want 1\n%s", r.code, r.stderr)
@@ -214,8 +217,39 @@ func TestFuzzFaultSUTs(t *testing.T) {
 			if !strings.Contains(r.stderr, "SUT restarts") {
 				t.Errorf("no restart count in the summary:\n%s", r.stderr)
 			}
+			if left := marked(t, mark); len(left) > 0 {
+				t.Errorf("processes left behind after the campaign: %v", left)
+			}
 		})
 	}
+}
+
+// processMark returns an environment entry unique to this test, which every
+// process conform starts inherits.
+func processMark(t *testing.T) string {
+	return fmt.Sprintf("CONFORM_TEST_MARK=%s-%d", strings.ReplaceAll(t.Name(), "/", "-"), time.Now().UnixNano())
+}
+
+// marked returns the processes whose environment holds mark, read from
+// /proc; the test is skipped where there is no /proc.
+func marked(t *testing.T, mark string) []string {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skip("no /proc to look for processes left behind")
+	}
+	var out []string
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil || !bytes.Contains(env, []byte(mark+"\x00")) {
+			continue
+		}
+		cmd, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		out = append(out, e.Name()+": "+strings.ReplaceAll(string(cmd), "\x00", " "))
+	}
+	return out
 }
 
 func fileExists(p string) bool {
@@ -230,4 +264,23 @@ func slicesContains(s []string, v string) bool {
 		}
 	}
 	return false
+}
+
+// TestMarkedFindsAChild: marked sees a process that carries the mark, and
+// stops seeing it once the process has been reaped.
+func TestMarkedFindsAChild(t *testing.T) {
+	mark := processMark(t)
+	cmd := exec.Command("sleep", "30")
+	cmd.Env = append(os.Environ(), mark)
+	if err := cmd.Start(); err != nil {
+		t.Skip("no sleep to start:", err)
+	}
+	if left := marked(t, mark); len(left) != 1 {
+		t.Errorf("marked = %v while one marked process runs", left)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if left := marked(t, mark); len(left) != 0 {
+		t.Errorf("marked = %v after the process ended", left)
+	}
 }
