@@ -44,41 +44,60 @@ func liveTargets() []*Target {
 	}, livePublishTarget(), dopplerLiveTarget()}
 }
 
-// evaluateSubscribe runs each input as one connection to the SUT and one to
-// the reference, concurrently, and compares the two reports.
+// evaluateSubscribe plays each input as one connection to the SUT and one
+// to the reference.
 func (e *Engine) evaluateSubscribe(ctx context.Context, t *Target, inputs []proto.Message) ([]Observation, error) {
+	return evaluateEach(ctx, e, t, inputs, func(ctx context.Context, in proto.Message, do doFunc) (*conformpb.LiveReport, error) {
+		writes, ok := liveWrites(in.(*conformpb.ReadFrames).GetInputs()[0])
+		if !ok {
+			return nil, errSkip
+		}
+		rep, err := subscribeOnce(ctx, writes, do)
+		normalizeReport(rep)
+		return rep, err
+	})
+}
+
+// doFunc sends one request to one side of a live input: the SUT or the
+// reference.
+type doFunc func(context.Context, *conformpb.Request) (*conformpb.Response, error)
+
+// errSkip says an input proves nothing either way: it cannot be played
+// (too large for a socket, say), or timing decided what was observed.
+var errSkip = errors.New("the input cannot be judged")
+
+// evaluateEach plays each input against the reference and the SUT,
+// concurrently, and judges the SUT's report against the reference's. An
+// input either side's play returns errSkip for, or the reference cannot
+// play, is left out.
+func evaluateEach[R proto.Message](ctx context.Context, e *Engine, t *Target, inputs []proto.Message, play func(context.Context, proto.Message, doFunc) (R, error)) ([]Observation, error) {
+	ref := func(ctx context.Context, req *conformpb.Request) (*conformpb.Response, error) {
+		return e.ref.Handle(ctx, req), nil
+	}
+	sut := func(ctx context.Context, req *conformpb.Request) (*conformpb.Response, error) {
+		octx, cancel := context.WithTimeout(ctx, e.Timeout)
+		defer cancel()
+		return e.Client.Do(octx, req)
+	}
 	var obs []Observation
 	for i, in := range inputs {
-		ri := in.(*conformpb.ReadFrames).GetInputs()[0]
-		writes, ok := liveWrites(ri)
-		if !ok {
-			continue
-		}
-		var ref *conformpb.LiveReport
+		var want R
 		var refErr error
 		var wg sync.WaitGroup
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ref, refErr = subscribeOnce(ctx, writes, func(ctx context.Context, req *conformpb.Request) (*conformpb.Response, error) {
-				return e.ref.Handle(ctx, req), nil
-			})
+			want, refErr = play(ctx, in, ref)
 		}()
-		got, err := subscribeOnce(ctx, writes, func(ctx context.Context, req *conformpb.Request) (*conformpb.Response, error) {
-			octx, cancel := context.WithTimeout(ctx, e.Timeout)
-			defer cancel()
-			return e.Client.Do(octx, req)
-		})
+		got, err := play(ctx, in, sut)
 		wg.Wait()
 		if ctx.Err() != nil {
 			return obs, ctx.Err()
 		}
-		if refErr != nil {
-			continue // the harness or the reference could not play this input
+		if refErr != nil || errors.Is(err, errSkip) {
+			continue
 		}
-		normalizeReport(got)
-		normalizeReport(ref)
-		ob, stop := e.liveObservation(t, i, err, got, ref)
+		ob, stop := e.liveObservation(t, i, err, got, want)
 		if stop != nil {
 			return obs, stop
 		}
@@ -158,7 +177,7 @@ func liveWrites(in *conformpb.ReadInput) ([][]byte, bool) {
 // side's report. A sut.Error from do is returned as is; an Unimplemented
 // answer as an *impl.UnimplementedError; a failure of the harness's own
 // peer as another error.
-func subscribeOnce(ctx context.Context, writes [][]byte, do func(context.Context, *conformpb.Request) (*conformpb.Response, error)) (*conformpb.LiveReport, error) {
+func subscribeOnce(ctx context.Context, writes [][]byte, do doFunc) (*conformpb.LiveReport, error) {
 	pub, err := peer.ListenPublisher(ctx, peer.Limits{})
 	if err != nil {
 		return nil, fmt.Errorf("harness publisher: %w", err)
@@ -200,6 +219,9 @@ func subscribeOnce(ctx context.Context, writes [][]byte, do func(context.Context
 // traffic: connection identifiers and addresses, which each side chooses,
 // and the words of a detail.
 func normalizeReport(r *conformpb.LiveReport) {
+	if r == nil {
+		return
+	}
 	for _, c := range r.GetConnections() {
 		c.Connection, c.Address, c.LocalAddress, c.Detail = 0, "", "", ""
 	}

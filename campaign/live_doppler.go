@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -63,8 +62,8 @@ func dopplerLiveTarget() *Target {
 // errNoBroker says the engine was given no NATS server.
 var errNoBroker = errors.New("no NATS server: give --nats-url, or let conform start one embedded")
 
-// evaluateDoppler runs each input against the SUT and the reference,
-// concurrently, each on a base of its own, and compares their events.
+// evaluateDoppler plays each input to a SUB of the SUT and one of the
+// reference, each on a base of its own, and compares their events.
 func (e *Engine) evaluateDoppler(ctx context.Context, t *Target, inputs []proto.Message) ([]Observation, error) {
 	if e.Broker == nil {
 		e.unsupported[t.Name] = errNoBroker.Error()
@@ -79,43 +78,13 @@ func (e *Engine) evaluateDoppler(ctx context.Context, t *Target, inputs []proto.
 		return nil, fmt.Errorf("%s: conform cannot reach the NATS server %s: %w", t.Name, url, err)
 	}
 	defer nc.Close()
-	var obs []Observation
-	for i, in := range inputs {
+	return evaluateEach(ctx, e, t, inputs, func(ctx context.Context, in proto.Message, do doFunc) (*conformpb.DopplerCollectResult, error) {
 		op, ok := in.(*conformpb.DopplerReassemble)
 		if !ok || len(op.GetInputs()) != 1 || !publishable(op.GetInputs()[0].GetMessages(), nc.MaxPayload()) {
-			continue
+			return nil, errSkip
 		}
-		var ref *conformpb.DopplerCollectResult
-		var refErr error
-		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ref, refErr = dopplerOnce(ctx, nc, url, op, func(ctx context.Context, req *conformpb.Request) (*conformpb.Response, error) {
-				return e.ref.Handle(ctx, req), nil
-			})
-		}()
-		got, err := dopplerOnce(ctx, nc, url, op, func(ctx context.Context, req *conformpb.Request) (*conformpb.Response, error) {
-			octx, cancel := context.WithTimeout(ctx, e.Timeout)
-			defer cancel()
-			return e.Client.Do(octx, req)
-		})
-		wg.Wait()
-		if ctx.Err() != nil {
-			return obs, ctx.Err()
-		}
-		if refErr != nil {
-			continue // the harness or the reference could not play this input
-		}
-		ob, stop := e.liveObservation(t, i, err, got, ref)
-		if stop != nil {
-			return obs, stop
-		}
-		if ob != nil {
-			obs = append(obs, *ob)
-		}
-	}
-	return obs, ctx.Err()
+		return dopplerOnce(ctx, nc, url, op, do)
+	})
 }
 
 // publishable reports whether msgs fit one input's budget and the
@@ -134,7 +103,7 @@ func publishable(msgs [][]byte, maxPayload int64) bool {
 // dopplerOnce has one side join as a SUB on a fresh base, publishes op's
 // messages and the sentinel, and returns the socket's events, in order, and
 // how many it dropped.
-func dopplerOnce(ctx context.Context, nc *nats.Conn, url string, op *conformpb.DopplerReassemble, do func(context.Context, *conformpb.Request) (*conformpb.Response, error)) (*conformpb.DopplerCollectResult, error) {
+func dopplerOnce(ctx context.Context, nc *nats.Conn, url string, op *conformpb.DopplerReassemble, do doFunc) (*conformpb.DopplerCollectResult, error) {
 	ep, err := dp.ParseEndpoint(url + "/" + fuzzBase())
 	if err != nil {
 		return nil, err
@@ -242,7 +211,7 @@ func fuzzBase() string {
 
 // doDoppler sends one doppler op and returns its result, an Unimplemented
 // answer as an *impl.UnimplementedError, an Error answer as an error.
-func doDoppler(ctx context.Context, do func(context.Context, *conformpb.Request) (*conformpb.Response, error), op *conformpb.DopplerOp) (*conformpb.DopplerResult, error) {
+func doDoppler(ctx context.Context, do doFunc, op *conformpb.DopplerOp) (*conformpb.DopplerResult, error) {
 	resp, err := do(ctx, &conformpb.Request{Op: &conformpb.Request_Doppler{Doppler: op}})
 	if err != nil {
 		return nil, err

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/conform-suite/conform/live/peer"
@@ -98,51 +97,22 @@ func clampPublish(op *conformpb.LivePublish) bool {
 // evaluatePublish runs each input against the SUT and the reference,
 // concurrently, and compares the two decoded transcripts.
 func (e *Engine) evaluatePublish(ctx context.Context, t *Target, inputs []proto.Message) ([]Observation, error) {
-	var obs []Observation
-	for i, in := range inputs {
+	return evaluateEach(ctx, e, t, inputs, func(ctx context.Context, in proto.Message, do doFunc) (*conformpb.LiveReport, error) {
 		op, ok := in.(*conformpb.LivePublish)
 		if !ok || !clampPublish(op) {
-			continue
+			return nil, errSkip
 		}
-		var ref *conformpb.LiveReport
-		var refErr error
-		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ref, refErr = publishOnce(ctx, op, func(ctx context.Context, req *conformpb.Request) (*conformpb.Response, error) {
-				return e.ref.Handle(ctx, req), nil
-			})
-		}()
-		got, err := publishOnce(ctx, op, func(ctx context.Context, req *conformpb.Request) (*conformpb.Response, error) {
-			octx, cancel := context.WithTimeout(ctx, e.Timeout)
-			defer cancel()
-			return e.Client.Do(octx, req)
-		})
-		wg.Wait()
-		if ctx.Err() != nil {
-			return obs, ctx.Err()
-		}
-		if refErr != nil || errors.Is(err, errNotReady) {
-			continue // the harness or the reference could not play this input, or timing decided it
-		}
-		ob, stop := e.liveObservation(t, i, err, got, ref)
-		if stop != nil {
-			return obs, stop
-		}
-		if ob != nil {
-			obs = append(obs, *ob)
-		}
-	}
-	return obs, ctx.Err()
+		return publishOnce(ctx, op, do)
+	})
 }
 
-// errNotReady says a publish script ran before the subscriber was in place.
-var errNotReady = errors.New("the publisher began before the subscriber's Request reached it")
+// errNotReady says a publish script ran before the subscriber was in place:
+// what conform read depends on timing.
+var errNotReady = fmt.Errorf("%w: the publisher began before the subscriber's Request reached it", errSkip)
 
 // publishOnce has one side listen as a publisher, subscribes to it, runs
 // op, and returns what the subscriber read, decoded.
-func publishOnce(ctx context.Context, op *conformpb.LivePublish, do func(context.Context, *conformpb.Request) (*conformpb.Response, error)) (*conformpb.LiveReport, error) {
+func publishOnce(ctx context.Context, op *conformpb.LivePublish, do doFunc) (*conformpb.LiveReport, error) {
 	lis, err := doLive(ctx, do, &conformpb.LiveOp{Op: &conformpb.LiveOp_ListenPublisher{ListenPublisher: &conformpb.LiveListenPublisher{
 		Streams: publishStreams}}})
 	if err != nil {
@@ -206,7 +176,7 @@ func samplesFor(op *conformpb.LivePublish, name string) int {
 
 // doLive sends one live op and returns its result, an Unimplemented answer
 // as an *impl.UnimplementedError, an Error answer as an error.
-func doLive(ctx context.Context, do func(context.Context, *conformpb.Request) (*conformpb.Response, error), op *conformpb.LiveOp) (*conformpb.LiveResult, error) {
+func doLive(ctx context.Context, do doFunc, op *conformpb.LiveOp) (*conformpb.LiveResult, error) {
 	resp, err := do(ctx, &conformpb.Request{Op: &conformpb.Request_Live{Live: op}})
 	if err != nil {
 		return nil, err

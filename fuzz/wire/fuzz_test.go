@@ -216,45 +216,53 @@ func FuzzReader(f *testing.F) {
 	})
 }
 
-// FuzzDecode: ranvier-wire §7 — every Ranvier message type decodes any
-// payload without panicking; an accepted message re-encodes to bytes that
+// roundTrip checks that m, decoded from payload as name, re-encodes to
+// bytes that decode to an equal message and re-encode identically.
+func roundTrip(t *testing.T, name string, payload []byte, m proto.Message) {
+	enc, err := wire.Encode(m)
+	if err != nil {
+		t.Fatalf("%s: decoded % x but cannot re-encode it: %v", name, payload, err)
+	}
+	back, err := wire.Decode(name, enc)
+	if err != nil {
+		t.Fatalf("%s: re-encoding % x gave % x, which does not decode: %v", name, payload, enc, err)
+	}
+	if !proto.Equal(m, back) {
+		t.Fatalf("%s: % x decodes to %v, its re-encoding % x to %v", name, payload, m, enc, back)
+	}
+	if enc2, err := wire.Encode(back); err != nil || !bytes.Equal(enc, enc2) {
+		t.Fatalf("%s: encoding is not stable: % x then % x (%v)", name, enc, enc2, err)
+	}
+}
+
+// FuzzDecode: ranvier-wire §7 — every Ranvier message type (one per
+// execution, chosen by the kind byte) decodes any payload without
+// panicking; an accepted message re-encodes to bytes that
 // decode to an equal message and re-encode identically; and the subscriber
 // classifies the payload as its decoding says (§6.3, §6.4).
 func FuzzDecode(f *testing.F) {
+	// Each execution decodes the payload as one message type, chosen by
+	// the kind byte, so that an execution costs one decoding and the
+	// engine learns which type a payload exercises.
+	names := wire.MessageTypeNames()
 	for _, v := range corpus.MustWire().All() {
-		for _, p := range v.Frames {
-			f.Add([]byte(p))
+		for _, p := range append(v.Frames, v.Input) {
+			for k := range names {
+				f.Add([]byte(p), byte(k))
+			}
 		}
-		f.Add([]byte(v.Input))
 	}
 	extra := seeds.GoFuzzCorpus(f, "protobuf")
-	for _, d := range extra {
-		f.Add(d)
+	for i, d := range extra {
+		f.Add(d, byte(i))
 	}
 	f.Logf("FuzzDecode: %d seeds from the go-fuzz corpus", len(extra))
-	names := wire.MessageTypeNames()
 
-	f.Fuzz(func(t *testing.T, payload []byte) {
+	f.Fuzz(func(t *testing.T, payload []byte, kind byte) {
 		orig := bytes.Clone(payload)
-		for _, name := range names {
-			m, err := wire.Decode(name, payload)
-			if err != nil {
-				continue
-			}
-			enc, err := wire.Encode(m)
-			if err != nil {
-				t.Fatalf("%s: decoded % x but cannot re-encode it: %v", name, payload, err)
-			}
-			back, err := wire.Decode(name, enc)
-			if err != nil {
-				t.Fatalf("%s: re-encoding % x gave % x, which does not decode: %v", name, payload, enc, err)
-			}
-			if !proto.Equal(m, back) {
-				t.Fatalf("%s: % x decodes to %v, its re-encoding % x to %v", name, payload, m, enc, back)
-			}
-			if enc2, err := wire.Encode(back); err != nil || !bytes.Equal(enc, enc2) {
-				t.Fatalf("%s: encoding is not stable: % x then % x (%v)", name, enc, enc2, err)
-			}
+		name := names[int(kind)%len(names)]
+		if m, err := wire.Decode(name, payload); err == nil {
+			roundTrip(t, name, payload, m)
 		}
 		if !bytes.Equal(payload, orig) {
 			t.Fatal("decoding modified its input")
