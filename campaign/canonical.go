@@ -2,10 +2,10 @@ package campaign
 
 import (
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
+	"github.com/conform-suite/conform/ref/wire"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/reflect/protoregistry"
 )
 
 // A finding must be a bug, never a difference of wording. These fields say
@@ -42,43 +42,64 @@ func canonicalPair(in, got, want proto.Message) (proto.Message, proto.Message) {
 }
 
 func canonicalize(in proto.Message, m protoreflect.Message) {
-	var set []protoreflect.FieldDescriptor // not while Range runs
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		switch {
-		case wordedFields[fd.FullName()] && v.String() != "":
-			set = append(set, fd)
-		case fd.IsList() && fd.Kind() == protoreflect.MessageKind:
-			l := v.List()
-			for i := range l.Len() {
-				canonicalize(in, l.Get(i).Message())
+	eachMessage(m, func(m protoreflect.Message) {
+		for _, fd := range wordedIn(m) {
+			m.Set(fd, protoreflect.ValueOfString(worded))
+		}
+		switch out := m.Interface().(type) {
+		case *conformpb.DecodeOutput:
+			if in, ok := in.(*conformpb.DecodeInput); ok {
+				out.Json = rejson(in.GetMessageType(), out.Json)
 			}
-		case !fd.IsList() && !fd.IsMap() && fd.Kind() == protoreflect.MessageKind:
-			canonicalize(in, v.Message())
+		case *conformpb.EncodeOutput:
+			if in, ok := in.(*conformpb.EncodeInput); ok {
+				out.Payload = remarshal(in.GetMessageType(), out.Payload)
+			}
+		case *conformpb.ReceiveEvent:
+			out.FrameJson = rejson("ranvier.message.v1.Frame", out.FrameJson)
+		}
+	})
+}
+
+// wordedIn returns the worded fields set in m. They are set after Range,
+// which leaves changes made while it runs unspecified.
+func wordedIn(m protoreflect.Message) []protoreflect.FieldDescriptor {
+	var set []protoreflect.FieldDescriptor
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		if wordedFields[fd.FullName()] {
+			set = append(set, fd)
 		}
 		return true
 	})
-	for _, fd := range set {
-		m.Set(fd, protoreflect.ValueOfString(worded))
-	}
-	switch out := m.Interface().(type) {
-	case *conformpb.DecodeOutput:
-		if in, ok := in.(*conformpb.DecodeInput); ok {
-			out.Json = rejson(in.GetMessageType(), out.Json)
-		}
-	case *conformpb.EncodeOutput:
-		if in, ok := in.(*conformpb.EncodeInput); ok {
-			out.Payload = remarshal(in.GetMessageType(), out.Payload)
-		}
-	case *conformpb.ReceiveEvent:
-		out.FrameJson = rejson("ranvier.message.v1.Frame", out.FrameJson)
-	}
+	return set
 }
 
-// rejson re-renders canonical JSON of message type name in this process, so
-// that two renderings of one message compare equal.
+// eachMessage calls f with m and with every message nested in m, parents
+// before their children.
+func eachMessage(m protoreflect.Message, f func(protoreflect.Message)) {
+	f(m)
+	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.IsList() && fd.Kind() == protoreflect.MessageKind:
+			for i := range v.List().Len() {
+				eachMessage(v.List().Get(i).Message(), f)
+			}
+		case !fd.IsList() && !fd.IsMap() && fd.Kind() == protoreflect.MessageKind:
+			eachMessage(v.Message(), f)
+		}
+		return true
+	})
+}
+
+// rejson re-renders canonical JSON of the Ranvier message type name in this
+// process, so that two renderings of one message compare equal.
 func rejson(name, s string) string {
-	m := newMessage(name)
-	if s == "" || m == nil || protojson.Unmarshal([]byte(s), m) != nil {
+	mt, err := wire.MessageType(name)
+	if s == "" || err != nil {
+		return s
+	}
+	m := mt.New().Interface()
+	if protojson.Unmarshal([]byte(s), m) != nil {
 		return s
 	}
 	b, err := protojson.Marshal(m)
@@ -88,23 +109,19 @@ func rejson(name, s string) string {
 	return string(b)
 }
 
-// remarshal re-encodes b, a message of type name, deterministically.
+// remarshal re-encodes b, a Ranvier message of type name, as the reference
+// encodes it.
 func remarshal(name string, b []byte) []byte {
-	m := newMessage(name)
-	if len(b) == 0 || m == nil || proto.Unmarshal(b, m) != nil {
+	if len(b) == 0 {
 		return b
 	}
-	out, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+	m, err := wire.Decode(name, b)
+	if err != nil {
+		return b
+	}
+	out, err := wire.Encode(m)
 	if err != nil {
 		return b
 	}
 	return out
-}
-
-func newMessage(name string) proto.Message {
-	mt, err := protoregistry.GlobalTypes.FindMessageByName(protoreflect.FullName(name))
-	if err != nil {
-		return nil
-	}
-	return mt.New().Interface()
 }

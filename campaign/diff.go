@@ -113,9 +113,8 @@ func depth(m protoreflect.Message) int {
 	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
 		switch {
 		case fd.IsList() && fd.Kind() == protoreflect.MessageKind:
-			l := v.List()
-			for i := range l.Len() {
-				deepest = max(deepest, depth(l.Get(i).Message()))
+			for i := range v.List().Len() {
+				deepest = max(deepest, depth(v.List().Get(i).Message()))
 			}
 		case !fd.IsList() && !fd.IsMap() && fd.Kind() == protoreflect.MessageKind:
 			deepest = max(deepest, depth(v.Message()))

@@ -72,29 +72,17 @@ func (r rewording) Do(ctx context.Context, req *conformpb.Request) (*conformpb.R
 }
 
 func reword(m protoreflect.Message) {
-	var set []protoreflect.FieldDescriptor
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		switch {
-		case wordedFields[fd.FullName()]:
-			set = append(set, fd)
-		case fd.IsList() && fd.Kind() == protoreflect.MessageKind:
-			for i := range v.List().Len() {
-				reword(v.List().Get(i).Message())
+	eachMessage(m, func(m protoreflect.Message) {
+		for _, fd := range wordedIn(m) {
+			m.Set(fd, protoreflect.ValueOfString("in other words: "+m.Get(fd).String()))
+		}
+		if out, ok := m.Interface().(*conformpb.DecodeOutput); ok && out.Json != "" {
+			var b bytes.Buffer
+			if json.Indent(&b, []byte(out.Json), "", "    ") == nil {
+				out.Json = b.String()
 			}
-		case !fd.IsList() && !fd.IsMap() && fd.Kind() == protoreflect.MessageKind:
-			reword(v.Message())
 		}
-		return true
 	})
-	for _, fd := range set {
-		m.Set(fd, protoreflect.ValueOfString("in other words: "+m.Get(fd).String()))
-	}
-	if out, ok := m.Interface().(*conformpb.DecodeOutput); ok && out.Json != "" {
-		var b bytes.Buffer
-		if json.Indent(&b, []byte(out.Json), "", "    ") == nil {
-			out.Json = b.String()
-		}
-	}
 }
 
 // TestWordingIsNoFinding: a SUT that answers as the reference does, in its
