@@ -2,8 +2,6 @@ package campaign
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -104,7 +102,7 @@ func publishable(msgs [][]byte, maxPayload int64) bool {
 // messages and the sentinel, and returns the socket's events, in order, and
 // how many it dropped.
 func dopplerOnce(ctx context.Context, nc *nats.Conn, url string, op *conformpb.DopplerReassemble, do doFunc) (*conformpb.DopplerCollectResult, error) {
-	ep, err := dp.ParseEndpoint(url + "/" + fuzzBase())
+	ep, err := dp.ParseEndpoint(url + "/" + dp.UniqueBase("conform_fuzz_"))
 	if err != nil {
 		return nil, err
 	}
@@ -199,14 +197,6 @@ func sentinelHandled(evs []*conformpb.DopplerLiveEvent) bool {
 		}
 	}
 	return false
-}
-
-// fuzzBase returns a base no other input, campaign or rig shares the
-// broker with.
-func fuzzBase() string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return "conform_fuzz_" + hex.EncodeToString(b[:])
 }
 
 // doDoppler sends one doppler op and returns its result, an Unimplemented

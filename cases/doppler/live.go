@@ -3,9 +3,7 @@ package doppler
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -73,7 +71,10 @@ func withLive(t *cases.T, body func(l *live)) {
 		panic(&cases.Abort{Outcome: reports.Error, Kind: "harness",
 			Message: fmt.Sprintf("cannot reach the NATS server %s: %v", url, err)})
 	}
-	ep, err := dp.ParseEndpoint(url + "/" + uniqueBase())
+	// The base is random rather than drawn from the case's seed: the seed
+	// is the same for every run, and runs share brokers; no verdict
+	// depends on the name.
+	ep, err := dp.ParseEndpoint(url + "/" + dp.UniqueBase("conform_"))
 	if err != nil {
 		nc.Close()
 		panic(&cases.Abort{Outcome: reports.Error, Kind: "harness", Message: "the broker URL makes no endpoint: " + err.Error()})
@@ -90,16 +91,6 @@ func withLive(t *cases.T, body func(l *live)) {
 		}
 	}()
 	body(l)
-}
-
-// uniqueBase returns a base no other case, run or rig shares the broker
-// with. It is random rather than drawn from the case's seed on purpose: the
-// seed is the same for every run, and runs share brokers; no verdict
-// depends on the name.
-func uniqueBase() string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return "conform_" + hex.EncodeToString(b[:])
 }
 
 // release leaves every socket, closes every connection and deletes the work

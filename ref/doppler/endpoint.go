@@ -1,6 +1,8 @@
 package doppler
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"strings"
 )
@@ -44,6 +46,14 @@ func ParseEndpoint(s string) (Endpoint, error) {
 		return fail(fmt.Sprintf("base %q is not a plain name", base))
 	}
 	return Endpoint{Server: endpointScheme + authority, Base: base}, nil
+}
+
+// UniqueBase returns a base no other run, rig or test shares a broker
+// with: prefix and 48 random bits in hex. prefix must be a plain name.
+func UniqueBase(prefix string) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
 }
 
 func isSpaceOrControl(r rune) bool { return r <= ' ' || r == 0x7f }

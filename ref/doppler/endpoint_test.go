@@ -59,3 +59,14 @@ func TestEndpoint(t *testing.T) {
 		}
 	}
 }
+
+// TestUniqueBase: two bases differ, and each makes an endpoint.
+func TestUniqueBase(t *testing.T) {
+	a, b := UniqueBase("conform_"), UniqueBase("conform_")
+	if a == b {
+		t.Errorf("UniqueBase twice = %q", a)
+	}
+	if ep, err := ParseEndpoint("nats://127.0.0.1:4222/" + a); err != nil || ep.Base != a {
+		t.Errorf("ParseEndpoint(%q) = %v, %v", a, ep, err)
+	}
+}
