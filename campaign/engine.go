@@ -76,6 +76,10 @@ type Engine struct {
 	// carrier restarts or reconnects the SUT.
 	Execs    uint64
 	Restarts int
+	// Skipped counts the live inputs, among Execs, that proved nothing
+	// either way and were not judged: too large to send, or decided by
+	// timing.
+	Skipped uint64
 	// streak counts requests in a row the SUT failed to answer at all.
 	streak int
 }

@@ -95,6 +95,7 @@ func evaluateEach[R proto.Message](ctx context.Context, e *Engine, t *Target, in
 			return obs, ctx.Err()
 		}
 		if refErr != nil || errors.Is(err, errSkip) {
+			e.Skipped++
 			continue
 		}
 		ob, stop := e.liveObservation(t, i, err, got, want)
