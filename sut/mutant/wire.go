@@ -317,29 +317,15 @@ var wireCodecMutants = []Mutant{
 		Name: "values-parsed", Suite: "wire",
 		Bug: "parses a Sample's values as a protobuf message and fails the decode when they are not one (ranvier-wire §4.3)",
 		apply: func(im *impl.Impl) {
-			wrapDecode(im, func(m protoreflect.Message) error {
-				return eachMessage(m, func(m protoreflect.Message) error {
-					s, ok := m.Interface().(*messagepb.Sample)
-					if !ok {
-						return nil
-					}
-					return protowireParses(s.GetValues())
-				})
-			})
+			onEachDecoded(im, func(s *messagepb.Sample) error { return protowireParses(s.GetValues()) })
 		},
 	},
 	{
 		Name: "wire-descriptor-parsed", Suite: "wire",
 		Bug: "parses SchemaInfo.descriptor as a FileDescriptorSet and fails the decode when it is not one (ranvier-wire §4.4)",
 		apply: func(im *impl.Impl) {
-			wrapDecode(im, func(m protoreflect.Message) error {
-				return eachMessage(m, func(m protoreflect.Message) error {
-					s, ok := m.Interface().(*messagepb.SchemaInfo)
-					if !ok {
-						return nil
-					}
-					return proto.Unmarshal(s.GetDescriptor_(), new(descriptorpb.FileDescriptorSet))
-				})
+			onEachDecoded(im, func(s *messagepb.SchemaInfo) error {
+				return proto.Unmarshal(s.GetDescriptor_(), new(descriptorpb.FileDescriptorSet))
 			})
 		},
 	},
@@ -360,16 +346,15 @@ var wireCodecMutants = []Mutant{
 		Name: "undeclared-enum-dropped", Suite: "wire",
 		Bug: "drops an enum value its schema does not declare, as a closed enum does (ranvier-wire §7.4)",
 		apply: func(im *impl.Impl) {
-			wrapDecode(im, func(m protoreflect.Message) error {
-				return eachMessage(m, func(m protoreflect.Message) error {
-					m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-						if fd.Kind() == protoreflect.EnumKind && !fd.IsList() && fd.Enum().Values().ByNumber(v.Enum()) == nil {
-							m.Clear(fd)
-						}
-						return true
-					})
-					return nil
+			onEachDecoded(im, func(x proto.Message) error {
+				m := x.ProtoReflect()
+				m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+					if fd.Kind() == protoreflect.EnumKind && !fd.IsList() && fd.Enum().Values().ByNumber(v.Enum()) == nil {
+						m.Clear(fd)
+					}
+					return true
 				})
+				return nil
 			})
 		},
 	},
@@ -389,15 +374,22 @@ var wireCodecMutants = []Mutant{
 	},
 }
 
-// wrapDecode makes im's Decode fail when check fails on the decoded message.
-func wrapDecode(im *impl.Impl, check func(protoreflect.Message) error) {
+// onEachDecoded runs f on every message of type T that im's Decode yields,
+// nested ones included; an error from f fails the decode.
+func onEachDecoded[T proto.Message](im *impl.Impl, f func(T) error) {
 	next := im.Decode
 	im.Decode = func(name string, p []byte) (proto.Message, error) {
 		m, err := next(name, p)
 		if err != nil {
 			return m, err
 		}
-		if err := check(m.ProtoReflect()); err != nil {
+		err = eachMessage(m.ProtoReflect(), func(m protoreflect.Message) error {
+			if x, ok := m.Interface().(T); ok {
+				return f(x)
+			}
+			return nil
+		})
+		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		return m, nil
