@@ -269,7 +269,7 @@ func harvest(ctx context.Context, targets []*Target, add func(*Target, string, p
 	if err != nil {
 		return err
 	}
-	selected, err := runner.Select(cat.Cases, codecSuiteNames, nil)
+	selected, err := runner.Select(cat.Cases, codecSuites, nil)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ package campaign
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -143,13 +144,11 @@ var targetFormats = map[string]format{
 	"graph.run":                   fmtTLV,
 }
 
-// codecSuites are the suites whose codec ops are targets. Live ops (whose
-// state lives in the SUT between requests) are not. The graph suite's one op
-// runs scripts, each on a fresh graph, so it is as stateless as a codec op.
-var codecSuites = map[string]bool{"wire": true, "streams": true, "tlv": true, "doppler": true, "graph": true}
-
-// codecSuiteNames are codecSuites' keys in a fixed order.
-var codecSuiteNames = []string{"wire", "streams", "tlv", "doppler", "graph"}
+// codecSuites are the suites whose codec ops are targets, in a fixed order.
+// Live ops (whose state lives in the SUT between requests) are not. The
+// graph suite's one op runs scripts, each on a fresh graph, so it is as
+// stateless as a codec op.
+var codecSuites = []string{"wire", "streams", "tlv", "doppler", "graph"}
 
 // Targets returns every target, sorted by name. The list is derived from
 // conform.v1 itself: every batched codec op of the suites wire, streams, tlv,
@@ -161,7 +160,7 @@ func Targets() []*Target {
 	for i := 0; i < fields.Len(); i++ {
 		fd := fields.Get(i)
 		suite := suiteOf(fd)
-		if !codecSuites[suite] {
+		if !slices.Contains(codecSuites, suite) {
 			continue
 		}
 		md := fd.Message()
