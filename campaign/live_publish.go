@@ -30,11 +30,15 @@ import (
 // with the values when one thread publishes. Stream references, which each
 // side allocates, are replaced by their announcement's position.
 
+// publishName is the stream name conform subscribes to; the input's own
+// stream takes another name now and then.
+const publishName = "fuzz"
+
 // The streams every live.publish publisher starts with; samples name them
 // by handle 0 and 1, and the stream the input opens is handle 2.
 var publishStreams = []*conformpb.LiveStream{
-	{Name: "fuzz", Node: "n0"},
-	{Name: "fuzz", Node: "n1", SourceClockDomain: "ptp"},
+	{Name: publishName, Node: "n0"},
+	{Name: publishName, Node: "n1", SourceClockDomain: "ptp"},
 }
 
 // Waits of a live.publish input: the publisher's wait for the subscriber
@@ -63,7 +67,7 @@ func livePublishTarget() *Target {
 // generateLivePublish returns a publish script: one stream opened, up to a
 // dozen publish calls over the three streams, from one to four threads.
 func generateLivePublish(g *gen) proto.Message {
-	op := &conformpb.LivePublish{Open: []*conformpb.LiveStream{{Name: "fuzz", Node: "n2"}}}
+	op := &conformpb.LivePublish{Open: []*conformpb.LiveStream{{Name: publishName, Node: "n2"}}}
 	if g.chance(0.3) {
 		op.Open[0].Name = "other" // a stream the subscriber did not ask for
 	}
@@ -131,7 +135,7 @@ func publishOnce(ctx context.Context, op *conformpb.LivePublish, do doFunc) (*co
 	}
 	defer sub.Close()
 	sub.Idle(rctx, publishEarly)
-	if err := sub.SendRequest(rctx, "fuzz", nil); err != nil {
+	if err := sub.SendRequest(rctx, publishName, nil); err != nil {
 		return nil, fmt.Errorf("sending the Request: %w", err)
 	}
 	run := proto.Clone(op).(*conformpb.LivePublish)
@@ -153,7 +157,7 @@ func publishOnce(ctx context.Context, op *conformpb.LivePublish, do doFunc) (*co
 	// quiet alone made a loaded machine look like a publisher that sent
 	// nothing. A publisher that sends fewer is waited for until publishRead.
 	concurrent := op.GetConcurrency() > 1
-	want := samplesFor(op, "fuzz")
+	want := samplesFor(op, publishName)
 	sub.Wait(rctx, func(tr peer.Transcript) bool {
 		return len(decodePublished(tr, concurrent).GetSamples()) >= want
 	})
