@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/conform-suite/conform/suites"
 	"github.com/conform-suite/conform/sut"
 	"github.com/conform-suite/conform/sut/builtin"
-	"github.com/conform-suite/conform/sut/impl"
 )
 
 // BenchmarkReadFramesBuiltin measures a differential campaign on the
@@ -16,13 +16,13 @@ import (
 // over exec, a second process, is BenchmarkFuzzExecReadFrames in
 // cmd/conform.
 func BenchmarkReadFramesBuiltin(b *testing.B) {
-	benchReadFrames(b, builtin.New("builtin:reference", impl.Reference()), "builtin:reference")
+	benchReadFrames(b, builtin.New("builtin:reference", suites.Default().Reference()), "builtin:reference")
 }
 
 func benchReadFrames(b *testing.B, c sut.Client, spec string) {
 	pool := testSeeds(b)
-	tg, _ := Lookup("wire.read-frames")
-	e := NewEngine(c, spec, pool, 5, time.Minute, nil)
+	tg, _ := Lookup(testTargets(), "wire.read-frames")
+	e := NewEngine(c, testRegistry(), spec, pool, 5, time.Minute, nil)
 	start := uint64(len(pool.For(tg))) // generated inputs only
 	b.ResetTimer()
 	if err := e.RunRange(context.Background(), tg, start, start+uint64(b.N), func(f *Finding) error {

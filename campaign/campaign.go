@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -16,10 +18,12 @@ import (
 // into requests within cases.Batched's bounds.
 const BatchSize = 256
 
-// LiveBatchSize is how many inputs a step of a live target runs: each is a
-// connection or a subscription, and an input the SUT never answers costs a
-// whole wait, so a step of a broken SUT stays short.
-const LiveBatchSize = 8
+// LiveBatchSize is how many inputs a step of a live target runs: one. Each
+// is a connection or a subscription of its own, so batching saves nothing,
+// and an input the SUT never answers costs a whole wait: a finding is
+// minimised and reported as soon as its input has run, not after the wait
+// of every input batched with it.
+const LiveBatchSize = 1
 
 // batchSize is how many inputs a step of t runs.
 func (t *Target) batchSize() uint64 {
@@ -71,6 +75,11 @@ func (e *Engine) RunRange(ctx context.Context, t *Target, start, end uint64, rep
 		if e.streak >= MaxFailStreak {
 			return ErrSUTLost
 		}
+		if ctx.Err() != nil {
+			// The batch was cut short: its inputs are not all run, and the
+			// caller's checkpoint must not move past them.
+			return ctx.Err()
+		}
 		if progress != nil {
 			progress(b.first + uint64(len(b.inputs)))
 		}
@@ -107,9 +116,9 @@ func (e *Engine) runBatch(ctx context.Context, t *Target, first uint64, inputs [
 			}
 		}
 		found, ob2, steps := e.Minimize(ctx, t, found, ob)
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
+		// A finding met as the campaign ends (its deadline, an interrupt)
+		// is reported as far as it was isolated and minimised: every
+		// candidate kept reproduced it, and a bug found is never dropped.
 		f, err := e.newFinding(t, found, ob2, index, steps)
 		if err != nil {
 			return err
@@ -118,6 +127,9 @@ func (e *Engine) runBatch(ctx context.Context, t *Target, first uint64, inputs [
 			return fmt.Errorf("storing finding %s: %w", f.Signature, err)
 		}
 		e.known[ob.Signature] = true
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -156,13 +168,26 @@ type Status struct {
 	InputsLeft uint64
 }
 
-// Checkpoint is DIR/checkpoint.json: where each target stands, so that
-// --resume continues after an interruption of any kind. Findings are on
-// disk before the checkpoint moves past them, so resuming loses none.
+// CheckpointVersion is the version of the checkpoint format. Version 2
+// holds the campaign's Identity; a checkpoint of another version is not
+// resumed.
+const CheckpointVersion = 2
+
+// MaxCheckpointBytes bounds what ReadCheckpoint reads: a checkpoint conform
+// writes is a few KiB.
+const MaxCheckpointBytes = 1 << 20
+
+// maxIndex bounds a target's next input index in a checkpoint, far above
+// any campaign's and far from wrapping around when a span is added to it.
+const maxIndex = 1 << 62
+
+// Checkpoint is DIR/checkpoint.json: what the campaign is and where each
+// target stands, so that --resume continues after an interruption of any
+// kind, and only the same campaign. Findings are on disk before the
+// checkpoint moves past them, so resuming loses none.
 type Checkpoint struct {
-	Version int    `json:"version"`
-	Seed    int64  `json:"seed"`
-	SUT     string `json:"sut"`
+	Version  int      `json:"version"`
+	Identity Identity `json:"identity"`
 	// Next is, per target, the index of the first input not yet run.
 	Next     map[string]uint64 `json:"next"`
 	Execs    uint64            `json:"execs"`
@@ -176,18 +201,59 @@ func CheckpointPath(out string) string { return filepath.Join(out, "checkpoint.j
 
 // ReadCheckpoint reads a campaign's checkpoint; a missing one is nil.
 func ReadCheckpoint(out string) (*Checkpoint, error) {
-	b, err := os.ReadFile(CheckpointPath(out))
+	b, err := readBounded(CheckpointPath(out), MaxCheckpointBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	c := new(Checkpoint)
-	if err := json.Unmarshal(b, c); err != nil {
+	c, err := ParseCheckpoint(b)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", CheckpointPath(out), err)
 	}
 	return c, nil
+}
+
+// ParseCheckpoint reads a checkpoint from its file's bytes and checks that
+// it can be resumed: its version, and indices and counts a campaign can
+// have reached.
+func ParseCheckpoint(b []byte) (*Checkpoint, error) {
+	if len(b) > MaxCheckpointBytes {
+		return nil, fmt.Errorf("not a checkpoint: %d bytes, more than %d", len(b), MaxCheckpointBytes)
+	}
+	c := new(Checkpoint)
+	if err := json.Unmarshal(b, c); err != nil {
+		return nil, fmt.Errorf("not a checkpoint: %w", err)
+	}
+	if c.Version != CheckpointVersion {
+		return nil, fmt.Errorf("a checkpoint of format %d; this conform resumes format %d only (another conform wrote it: start a new campaign in another --out)", c.Version, CheckpointVersion)
+	}
+	for name, n := range c.Next {
+		if n > maxIndex {
+			return nil, fmt.Errorf("checkpoint: target %.64q stands at input %d, beyond any campaign", name, n)
+		}
+	}
+	if c.Restarts < 0 || !(c.Elapsed >= 0 && c.Elapsed < 1e12) {
+		return nil, fmt.Errorf("checkpoint: %d restarts over %v s is not a campaign's", c.Restarts, c.Elapsed)
+	}
+	if c.Next == nil {
+		c.Next = map[string]uint64{}
+	}
+	return c, nil
+}
+
+// A MismatchError refuses to resume or join a campaign whose identity
+// differs from the one asked for.
+type MismatchError struct {
+	// Campaign is where the campaign is: its directory, its queue.
+	Campaign string
+	// Differences name each field that differs, with both values.
+	Differences []string
+}
+
+func (e *MismatchError) Error() string {
+	return fmt.Sprintf("%s holds another campaign: %s", e.Campaign, strings.Join(e.Differences, "; "))
 }
 
 func writeCheckpoint(out string, c *Checkpoint) error {
@@ -220,20 +286,18 @@ func (e *Engine) Run(ctx context.Context, cfg Config) (Status, error) {
 	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
 		return Status{}, err
 	}
-	cp := &Checkpoint{Version: 1, Seed: e.Seed, SUT: e.Spec, Next: map[string]uint64{}}
+	id := NewIdentity(e.Seeds, e.Seed, cfg.Targets, e.SUTOf())
+	cp := &Checkpoint{Version: CheckpointVersion, Identity: id, Next: map[string]uint64{}}
 	if cfg.Resume {
 		old, err := ReadCheckpoint(cfg.Out)
 		if err != nil {
-			return Status{}, err
+			return Status{}, fmt.Errorf("--resume: %w", err)
 		}
 		if old != nil {
-			if old.Seed != e.Seed {
-				return Status{}, fmt.Errorf("--resume: the checkpoint in %s is of seed %d, not %d", cfg.Out, old.Seed, e.Seed)
+			if d := id.Differences(old.Identity); len(d) > 0 {
+				return Status{}, &MismatchError{Campaign: cfg.Out, Differences: d}
 			}
 			cp = old
-			if cp.Next == nil {
-				cp.Next = map[string]uint64{}
-			}
 			e.Restarts = cp.Restarts
 		}
 	} else if old, _ := ReadCheckpoint(cfg.Out); old != nil {
@@ -292,16 +356,24 @@ func (e *Engine) Run(ctx context.Context, cfg Config) (Status, error) {
 	}
 	lastSave := time.Now()
 	// Each target runs a span of batches in turn: within a span RunRange
-	// builds the next batch while the SUT works on this one. The deadline
-	// and the checkpoint are looked at between batches, so a campaign
-	// stops on time without cancelling a request in flight.
-	stopCtx, stop := context.WithCancel(ctx)
+	// builds the next batch while the SUT works on this one. The duration
+	// is a context deadline: at it the request in flight is cancelled (the
+	// carrier abandons it, and kills a SUT process that does not answer),
+	// minimisation stops, and the campaign ends without starting another
+	// request.
+	runCtx := ctx
+	if !deadline.IsZero() {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
+	}
+	stopCtx, stop := context.WithCancel(runCtx)
 	defer stop()
 	var saveErr error
 	for {
 		active := 0
 		for _, t := range cfg.Targets {
-			if stopCtx.Err() != nil || (!deadline.IsZero() && time.Now().After(deadline)) {
+			if stopCtx.Err() != nil {
 				return status(), save()
 			}
 			next := cp.Next[t.Name]
@@ -310,6 +382,9 @@ func (e *Engine) Run(ctx context.Context, cfg Config) (Status, error) {
 			}
 			active++
 			end := next + spanBatches*t.batchSize()
+			if end < next {
+				end = math.MaxUint64
+			}
 			if cfg.Execs > 0 {
 				end = min(end, cfg.Execs)
 			}
@@ -324,9 +399,6 @@ func (e *Engine) Run(ctx context.Context, cfg Config) (Status, error) {
 					}
 					lastSave = time.Now()
 				}
-				if !deadline.IsZero() && time.Now().After(deadline) {
-					stop()
-				}
 			})
 			switch {
 			case saveErr != nil:
@@ -334,11 +406,11 @@ func (e *Engine) Run(ctx context.Context, cfg Config) (Status, error) {
 			case errors.Is(err, errUnsupported):
 				logf("target %s skipped: %s", t.Name, e.unsupported[t.Name])
 				continue
-			case stopCtx.Err() != nil:
-				return status(), save()
-			case err != nil:
+			case err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded):
 				save()
 				return status(), err
+			case stopCtx.Err() != nil:
+				return status(), save()
 			}
 		}
 		if active == 0 {

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -16,8 +15,8 @@ import (
 	"github.com/conform-suite/conform/corpus"
 	"github.com/conform-suite/conform/fuzz/seeds"
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
+	"github.com/conform-suite/conform/suites"
 	"github.com/conform-suite/conform/sut/builtin"
-	"github.com/conform-suite/conform/sut/impl"
 	"github.com/conform-suite/conform/sut/mutant"
 	"google.golang.org/protobuf/proto"
 )
@@ -31,7 +30,7 @@ var (
 // testSeeds builds the seed pool once for every test of the package.
 func testSeeds(t testing.TB) *Seeds {
 	t.Helper()
-	seedOnce.Do(func() { seedPool, seedErr = LoadSeeds(context.Background(), nil, nil) })
+	seedOnce.Do(func() { seedPool, seedErr = LoadSeeds(context.Background(), testRegistry(), nil, nil) })
 	if seedErr != nil {
 		t.Fatal(seedErr)
 	}
@@ -39,14 +38,14 @@ func testSeeds(t testing.TB) *Seeds {
 }
 
 func TestTargets(t *testing.T) {
-	all := Targets()
+	all := testTargets()
 	if len(all) < 20 {
 		t.Fatalf("%d targets, want one per codec op", len(all))
 	}
-	suites := map[string]int{}
-	ref := impl.Reference()
+	perSuite := map[string]int{}
+	ref := suites.Default().Reference()
 	for _, tg := range all {
-		suites[tg.Suite]++
+		perSuite[tg.Suite]++
 		if tg.Doc == "" {
 			t.Errorf("%s has no description", tg.Name)
 		}
@@ -74,16 +73,17 @@ func TestTargets(t *testing.T) {
 			}
 		}
 	}
-	for _, s := range codecSuites {
-		if suites[s] == 0 {
-			t.Errorf("no target of suite %s", s)
+	for _, s := range testRegistry().Suites() {
+		if perSuite[s.Name] != len(s.Targets) {
+			t.Errorf("suite %s declares %d targets, %d run", s.Name, len(s.Targets), perSuite[s.Name])
 		}
 	}
 }
 
 func TestSeedPoolCoversTargets(t *testing.T) {
+	t.Parallel()
 	pool := testSeeds(t)
-	for _, tg := range Targets() {
+	for _, tg := range testTargets() {
 		if len(pool.For(tg)) == 0 {
 			t.Errorf("%s has no seeds from the catalogue or the corpus", tg.Name)
 		}
@@ -155,11 +155,12 @@ func TestDdmin(t *testing.T) {
 }
 
 func TestReferenceRunsClean(t *testing.T) {
+	t.Parallel()
 	pool := testSeeds(t)
-	client := builtin.New("builtin:reference", impl.Reference())
-	e := NewEngine(client, "builtin:reference", pool, 1, time.Minute, nil)
+	client := builtin.New("builtin:reference", suites.Default().Reference())
+	e := NewEngine(client, testRegistry(), "builtin:reference", pool, 1, time.Minute, nil)
 	e.Broker = broker.URL
-	for _, tg := range Targets() {
+	for _, tg := range testTargets() {
 		n := uint64(len(pool.For(tg))) + 256
 		if tg.live != nil {
 			n = uint64(len(pool.For(tg))) + 8 // a connection each
@@ -175,28 +176,61 @@ func TestReferenceRunsClean(t *testing.T) {
 	t.Logf("%d inputs, no finding", e.Execs)
 }
 
+// codecSuites are the suites that declare a target other than a live one.
+func codecSuites() map[string]bool {
+	out := map[string]bool{}
+	for _, tg := range testTargets() {
+		if tg.live == nil {
+			out[tg.Suite] = true
+		}
+	}
+	return out
+}
+
 // liveMutants are mutants of the codec suites whose bug only a live op
-// (a socket on a real broker) shows; live ops are not fuzz targets.
+// (a socket on a real broker) shows; live ops are not fuzz targets. A
+// mutant that names a live profile as the one whose cases catch it is one
+// too.
 var liveMutants = map[string]bool{
 	"names-misderived": true, "raw-face-as-ci8": true, "pull-never-acks": true, "closed-reported-as-transport": true,
+}
+
+// liveOnly reports whether m's bug shows on live ops alone.
+func liveOnly(m mutant.Mutant) bool {
+	if liveMutants[m.Name] {
+		return true
+	}
+	for _, p := range testRegistry().Profiles() {
+		if p.Name == m.Profile && p.Live {
+			return true
+		}
+	}
+	return false
 }
 
 // TestMutantsFound runs a campaign against every codec mutant: each must
 // yield a minimised finding, written to disk, within a bounded budget, and
 // the finding must replay against a fresh instance of the mutant and not
 // against the reference.
+//
+// The campaign is run, and resumed with a larger --execs, in stages of
+// inputs per target, as an operator may: each target's seeds come before
+// the generated inputs of the targets before it in a turn, and the inputs
+// run are those of one campaign of the whole budget.
 func TestMutantsFound(t *testing.T) {
+	t.Parallel()
 	pool := testSeeds(t)
 	const budget = 2048 // generated inputs per target, after the seeds
-	for _, m := range mutant.All() {
-		if !slices.Contains(codecSuites, m.Suite) || liveMutants[m.Name] {
+	reg := testRegistry()
+	for _, m := range reg.Mutants() {
+		if !codecSuites()[m.Suite] || liveOnly(m) {
 			continue
 		}
 		t.Run(m.Name, func(t *testing.T) {
 			t.Parallel()
 			spec := "builtin:mutant/" + m.Name
-			e := NewEngine(builtin.New(spec, m.Impl()), spec, pool, 1, time.Minute, nil)
-			targets, _ := Select([]string{m.Suite})
+			e := NewEngine(vary(builtin.New(spec, m.Apply(reg.Reference())), 1), reg, spec, pool, 1, time.Minute, nil)
+			targets, _ := Select(testTargets(), []string{m.Suite})
 			most := uint64(0)
 			for _, tg := range targets {
 				most = max(most, uint64(len(pool.For(tg))))
@@ -205,31 +239,37 @@ func TestMutantsFound(t *testing.T) {
 			defer cancel()
 			var found *Finding
 			var unreplayed []string
-			_, err := e.Run(ctx, Config{
-				Targets: targets, Execs: most + budget, Out: t.TempDir(),
-				OnFinding: func(f *Finding, path string) {
-					if _, err := ReadFinding(path); err != nil {
-						t.Errorf("finding file: %v", err)
-					}
-					// A finding that depends on state the SUT kept from
-					// earlier requests does not replay on a fresh one.
-					replay := NewEngine(builtin.New(spec, m.Impl()), spec, pool, 1, time.Minute, nil)
-					if ok, _, err := replay.Replay(context.Background(), f); err != nil || !ok {
-						unreplayed = append(unreplayed, f.Signature)
-						return
-					}
-					found = f
-					cancel()
-				},
-			})
-			if err != nil {
-				t.Fatal(err)
+			out := t.TempDir()
+			for i, execs := range []uint64{64, 512, most + budget} {
+				if found != nil {
+					break
+				}
+				_, err := e.Run(ctx, Config{
+					Targets: targets, Execs: min(execs, most+budget), Out: out, Resume: i > 0,
+					OnFinding: func(f *Finding, path string) {
+						if _, err := ReadFinding(path); err != nil {
+							t.Errorf("finding file: %v", err)
+						}
+						// A finding that depends on state the SUT kept from
+						// earlier requests does not replay on a fresh one.
+						replay := NewEngine(builtin.New(spec, m.Apply(reg.Reference())), reg, spec, pool, 1, time.Minute, nil)
+						if ok, _, err := replay.Replay(context.Background(), f); err != nil || !ok {
+							unreplayed = append(unreplayed, f.Signature)
+							return
+						}
+						found = f
+						cancel()
+					},
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
 			}
 			if found == nil {
 				t.Fatalf("no finding that replays after %d inputs (%d that do not: %v)", e.Execs, len(unreplayed), unreplayed)
 			}
-			tg, _ := Lookup(found.Target)
-			_, inputs, err := found.ParseInputs()
+			tg, _ := Lookup(testTargets(), found.Target)
+			_, inputs, err := found.ParseInputs(testTargets())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -240,7 +280,7 @@ func TestMutantsFound(t *testing.T) {
 			if orig := proto.Size(e.Input(tg, found.Index)); len(inputs) == 1 && size > orig {
 				t.Errorf("finding %s: minimised input of %d bytes, larger than the %d-byte input found", found.Signature, size, orig)
 			}
-			clean := NewEngine(builtin.New("builtin:reference", impl.Reference()), "builtin:reference", pool, 1, time.Minute, nil)
+			clean := NewEngine(builtin.New("builtin:reference", reg.Reference()), reg, "builtin:reference", pool, 1, time.Minute, nil)
 			if ok, others, _ := clean.Replay(context.Background(), found); ok || len(others) > 0 {
 				t.Errorf("finding %s reproduces against the reference", found.Signature)
 			}
@@ -257,8 +297,8 @@ func TestMemoryBounded(t *testing.T) {
 	pool := testSeeds(t)
 	// The cheapest target, so that a million inputs take seconds: what is
 	// measured is the engine's own memory, which every target shares.
-	tg, _ := Lookup("tlv.pack-policy")
-	e := NewEngine(builtin.New("builtin:reference", impl.Reference()), "builtin:reference", pool, 3, time.Minute, nil)
+	tg, _ := Lookup(testTargets(), "tlv.pack-policy")
+	e := NewEngine(builtin.New("builtin:reference", suites.Default().Reference()), testRegistry(), "builtin:reference", pool, 3, time.Minute, nil)
 	var before, after runtime.MemStats
 	const warm, total = 20_000, 1_000_000
 	if err := e.RunRange(context.Background(), tg, 0, warm, func(f *Finding) error {
@@ -286,8 +326,9 @@ func TestMemoryBounded(t *testing.T) {
 // TestPromote turns a finding of each promotable target into a vector and
 // reads the vector back, strictly, as its suite's corpus type.
 func TestPromote(t *testing.T) {
+	t.Parallel()
 	pool := testSeeds(t)
-	e := NewEngine(builtin.New("builtin:reference", impl.Reference()), "builtin:reference", pool, 1, time.Minute, nil)
+	e := NewEngine(builtin.New("builtin:reference", suites.Default().Reference()), testRegistry(), "builtin:reference", pool, 1, time.Minute, nil)
 	for _, tc := range []struct {
 		target string
 		into   any
@@ -298,14 +339,14 @@ func TestPromote(t *testing.T) {
 		{"tlv.validate-path", new(corpus.TLVVector)},
 		{"doppler.check", new(corpus.DopplerVector)},
 	} {
-		tg, _ := Lookup(tc.target)
+		tg, _ := Lookup(testTargets(), tc.target)
 		seeds := pool.For(tg)
 		in := seeds[len(seeds)/2].Input
 		f, err := e.newFinding(tg, []proto.Message{in}, Observation{Signature: Signature(tg.Name, KindDiff, "x"), Kind: KindDiff}, 0, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := Promote(f, "spec §1", "", "")
+		b, err := Promote(f, testRegistry(), "spec §1", "", "")
 		if err != nil {
 			t.Errorf("%s: %v", tc.target, err)
 			continue
@@ -321,14 +362,14 @@ func TestPromote(t *testing.T) {
 	}
 	// A graph script promotes when every step has a vector spelling; one
 	// that installs an ACL does not.
-	gt, _ := Lookup("graph.run")
+	gt, _ := Lookup(testTargets(), "graph.run")
 	promoted, refused := 0, 0
 	for _, sd := range pool.For(gt) {
 		f, err := e.newFinding(gt, []proto.Message{sd.Input}, Observation{Signature: Signature(gt.Name, KindDiff, "x"), Kind: KindDiff}, 0, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := Promote(f, "graph model §x", "", "")
+		b, err := Promote(f, testRegistry(), "graph model §x", "", "")
 		if err != nil {
 			refused++
 			continue
@@ -348,9 +389,9 @@ func TestPromote(t *testing.T) {
 	if promoted == 0 || refused == 0 {
 		t.Errorf("graph.run: %d seeds promoted, %d refused; want some of each", promoted, refused)
 	}
-	tg, _ := Lookup("streams.track")
+	tg, _ := Lookup(testTargets(), "streams.track")
 	f, _ := e.newFinding(tg, []proto.Message{pool.For(tg)[0].Input}, Observation{Signature: Signature(tg.Name, KindDiff, "x"), Kind: KindDiff}, 0, 0)
-	if _, err := Promote(f, "spec", "", ""); err == nil {
+	if _, err := Promote(f, testRegistry(), "spec", "", ""); err == nil {
 		t.Error("promoted a target that has no vector format")
 	}
 }
@@ -375,5 +416,20 @@ func TestWriteFindingAtomic(t *testing.T) {
 	}
 	if _, err := WriteFinding(out, &Finding{Signature: "../../etc/passwd", Target: "x"}); err == nil {
 		t.Error("wrote a finding whose signature is a path")
+	}
+}
+
+// TestTargetsDocumented: docs/fuzzing.md names every target the built-in
+// suites declare, so that the page a rig operator reads lists what
+// conform fuzz --list prints.
+func TestTargetsDocumented(t *testing.T) {
+	b, err := os.ReadFile("../docs/fuzzing.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tg := range testTargets() {
+		if !strings.Contains(string(b), "`"+tg.Name+"`") {
+			t.Errorf("docs/fuzzing.md does not name %s", tg.Name)
+		}
 	}
 }

@@ -1,10 +1,10 @@
 package campaign
 
 import (
-	"strings"
 	"testing"
 
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
+	"github.com/conform-suite/conform/proto/conform/v1/meaning"
 	messagepb "github.com/conform-suite/conform/proto/ranvier/message/v1"
 	"google.golang.org/protobuf/proto"
 )
@@ -46,30 +46,9 @@ func TestCanonicalPair(t *testing.T) {
 			&conformpb.EncodeOutput{Payload: req},
 			&conformpb.EncodeOutput{Payload: append([]byte(nil), req...)}, true},
 	} {
-		got, want := canonicalPair(tc.in, tc.got, tc.want)
+		got, want := canonicalPair(tc.in, tc.got, tc.want, meaning.Options{})
 		if eq := proto.Equal(got, want); eq != tc.equal {
 			t.Errorf("%s: equal = %v, want %v (%v vs %v)", tc.name, eq, tc.equal, got, want)
 		}
-	}
-}
-
-// TestTextDiffDeep: the evidence of two deeply nested answers is the paths
-// where they differ, not go-cmp's alignment of every level (exponential in
-// the depth); shallow answers keep go-cmp's diff.
-func TestTextDiffDeep(t *testing.T) {
-	nest := func(n int, leaf uint32) *conformpb.TlvDecodeOutput {
-		node := &conformpb.TlvNode{Type: leaf}
-		for range n {
-			node = &conformpb.TlvNode{Type: 1, Children: []*conformpb.TlvNode{node, {Type: 2}}}
-		}
-		return &conformpb.TlvDecodeOutput{Root: node}
-	}
-	deep := textDiff(nest(64, 7), nest(64, 8))
-	if !strings.Contains(deep, "root.children[].") || !strings.Contains(deep, "nested 66") {
-		t.Errorf("deep diff = %q, want the differing paths and the depth", deep)
-	}
-	shallow := textDiff(nest(2, 7), nest(2, 8))
-	if !strings.Contains(shallow, "-") || !strings.Contains(shallow, "+") || strings.Contains(shallow, "nested") {
-		t.Errorf("shallow diff = %q, want go-cmp's diff", shallow)
 	}
 }

@@ -11,11 +11,15 @@ import (
 	"sync"
 	"time"
 
+	"github.com/conform-suite/conform/campaign/gen"
 	"github.com/conform-suite/conform/cases"
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
+	"github.com/conform-suite/conform/reports"
+	"github.com/conform-suite/conform/suite"
 	"github.com/conform-suite/conform/sut"
 	"github.com/conform-suite/conform/sut/impl"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // DefaultTimeout bounds one op when Engine.Timeout is zero.
@@ -66,6 +70,9 @@ type Engine struct {
 	Broker func(context.Context) (string, error)
 
 	ref *impl.Impl
+	// targets are the fuzz targets of the registry the engine was made
+	// with: those a unit or a finding file may name.
+	targets []*Target
 	// known holds the signatures already reported (or already on disk),
 	// so that a finding is reported once.
 	known map[string]bool
@@ -76,10 +83,14 @@ type Engine struct {
 	// carrier restarts or reconnects the SUT.
 	Execs    uint64
 	Restarts int
-	// Skipped counts the live inputs, among Execs, that proved nothing
-	// either way and were not judged: too large to send, or decided by
-	// timing.
+	// Skipped counts the inputs, among Execs, that proved nothing either
+	// way and were not judged: a live input too large to send or decided
+	// by timing, an input too large for the carrier's message limit.
 	Skipped uint64
+	// Judged counts the inputs, among Execs, whose answers were compared
+	// with the reference's: a campaign whose SUT answered nothing (it hung
+	// past the campaign's end, it implements no target) judged none.
+	Judged uint64
 	// streak counts requests in a row the SUT failed to answer at all.
 	streak int
 }
@@ -94,19 +105,26 @@ const MaxFailStreak = 16
 // row.
 var ErrSUTLost = errors.New("the SUT failed every request in a row; presumed lost (fix it and --resume)")
 
-// NewEngine returns an engine for a SUT. known lists signatures already
-// reported, which are not reported again.
-func NewEngine(client sut.Client, spec string, seeds *Seeds, seed int64, timeout time.Duration, known []string) *Engine {
+// NewEngine returns an engine comparing a SUT with a fresh reference of
+// reg, on reg's fuzz targets. known lists signatures already reported,
+// which are not reported again.
+func NewEngine(client sut.Client, reg *suite.Registry, spec string, seeds *Seeds, seed int64, timeout time.Duration, known []string) *Engine {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
 	e := &Engine{Client: client, Spec: spec, Seeds: seeds, Seed: seed, Timeout: timeout,
-		ref: impl.Reference(), known: map[string]bool{}, unsupported: map[string]string{}}
+		ref: reg.Reference(), targets: Targets(reg), known: map[string]bool{}, unsupported: map[string]string{}}
 	for _, s := range known {
 		e.known[s] = true
 	}
 	return e
 }
+
+// Targets returns the fuzz targets the engine knows, sorted by name.
+func (e *Engine) Targets() []*Target { return e.targets }
+
+// Lookup returns the target named name.
+func (e *Engine) Lookup(name string) (*Target, bool) { return Lookup(e.targets, name) }
 
 // Unsupported reports why the SUT does not implement a target, or "".
 func (e *Engine) Unsupported(t *Target) string { return e.unsupported[t.Name] }
@@ -121,51 +139,26 @@ func (e *Engine) Input(t *Target, i uint64) proto.Message {
 	if i < uint64(len(seeds)) {
 		return proto.Clone(seeds[i].Input)
 	}
-	g := &gen{r: rand.New(rand.NewPCG(uint64(e.Seed), hashString(t.Name)^(i*0x9E3779B97F4A7C15))), t: t}
+	g := gen.New(rand.New(rand.NewPCG(uint64(e.Seed), hashString(t.Name)^(i*0x9E3779B97F4A7C15))), t.decl.Format)
 	light := e.Seeds.light[t.Name]
 	var in proto.Message
-	if len(light) == 0 || g.chance(0.2) {
-		in = g.generate()
+	if len(light) == 0 || g.Chance(0.2) {
+		in = t.generate(g)
 	} else {
-		in = proto.Clone(seeds[light[g.intn(len(light))]].Input)
-		other := seeds[light[g.intn(len(light))]].Input
-		for n := 1 + g.intn(3); n > 0; n-- {
-			g.mutate(in, other)
+		in = proto.Clone(seeds[light[g.IntN(len(light))]].Input)
+		other := seeds[light[g.IntN(len(light))]].Input
+		for n := 1 + g.IntN(3); n > 0; n-- {
+			g.Mutate(in, other, t.decl.Mutate)
 		}
 	}
 	l := in.ProtoReflect().Mutable(t.list).List()
 	if l.Len() > 1 {
 		l.Truncate(1)
 	}
-	if l.Len() == 0 || proto.Size(in) > 4*maxInputBytes {
-		in = g.generate()
+	if l.Len() == 0 || proto.Size(in) > 4*gen.MaxInputBytes {
+		in = t.generate(g)
 	}
-	clamp(in.ProtoReflect())
-	return in
-}
-
-// generate builds a fresh input: the target's structure-aware generator,
-// else the generic one over the op's schema.
-func (g *gen) generate() proto.Message {
-	if g.t.gen != nil && g.chance(0.7) {
-		return g.t.gen(g)
-	}
-	in := g.t.New()
-	m := in.ProtoReflect()
-	fields := m.Descriptor().Fields()
-	for i := 0; i < fields.Len(); i++ {
-		if fd := fields.Get(i); fd != g.t.list && g.chance(0.5) {
-			g.setField(m, fd, maxGenDepth)
-		}
-	}
-	l := m.Mutable(g.t.list).List()
-	if g.t.list.Kind() == 11 /* message */ {
-		e := l.NewElement()
-		g.message(e.Message(), maxGenDepth)
-		l.Append(e)
-	} else {
-		l.Append(g.scalar(g.t.list))
-	}
+	t.clamp(in)
 	return in
 }
 
@@ -186,6 +179,9 @@ type Observation struct {
 	SUTText  string
 	// Err is the carrier's error (crash, timeout, protocol).
 	Err *sut.Error
+	// entry is the entry of the input that SUT and Ref answer, which
+	// canonicalPair needs to render the evidence; nil when unknown.
+	entry proto.Message
 }
 
 // Signature names a finding: its target, kind and what differed, never the
@@ -208,13 +204,31 @@ func (e *Engine) Evaluate(ctx context.Context, t *Target, inputs []proto.Message
 	}
 	e.Execs += uint64(len(inputs))
 	if t.live != nil {
-		return t.live(e, ctx, t, inputs)
+		skipped := e.Skipped
+		obs, err := t.live.evaluate(e, ctx, t, inputs)
+		if err == nil {
+			e.Judged += uint64(len(inputs)) - (e.Skipped - skipped)
+		}
+		return obs, err
 	}
 	var obs []Observation
+	// On a carrier that limits a message's size (a NATS broker's
+	// max_payload), a request's inputs take a share of the limit, as the
+	// cases' batches do, and an input that does not fit even alone is not
+	// sent: the carrier cannot carry it, whatever the SUT would answer.
+	budget, limit := cases.MaxBatchBytes, 0
+	if l, ok := e.Client.(interface{ MaxMessage() int }); ok {
+		limit = l.MaxMessage()
+		budget = cases.BatchBytes(limit)
+	}
 	// Inputs travel together only when they share their op-level fields.
 	groups := map[string][]int{}
 	var order []string
 	for i, in := range inputs {
+		if limit > 0 && proto.Size(in) > limit/cases.LimitShare {
+			e.Skipped++
+			continue
+		}
 		k := t.groupKey(in)
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
@@ -225,7 +239,7 @@ func (e *Engine) Evaluate(ctx context.Context, t *Target, inputs []proto.Message
 		idx := groups[k]
 		for start := 0; start < len(idx); {
 			end, size := start, 0
-			for end < len(idx) && end-start < cases.MaxBatchInputs && (end == start || size+proto.Size(inputs[idx[end]]) <= cases.MaxBatchBytes) {
+			for end < len(idx) && end-start < cases.MaxBatchInputs && (end == start || size+proto.Size(inputs[idx[end]]) <= budget) {
 				size += proto.Size(inputs[idx[end]])
 				end++
 			}
@@ -276,14 +290,14 @@ func (e *Engine) evaluateRequest(ctx context.Context, t *Target, batch []proto.M
 		e.streak++
 		var se *sut.Error
 		if !errors.As(err, &se) {
-			se = &sut.Error{Kind: sut.KindProtocol, Detail: "conform.v1 failed", Err: err}
+			se = &sut.Error{Kind: reports.KindProtocol, Detail: "conform.v1 failed", Err: err}
 		}
 		e.Restarts++
 		kind, detail := string(se.Kind), ""
 		switch se.Kind {
-		case sut.KindCrash:
+		case reports.KindCrash:
 			detail = normalizeExit(se.Exit)
-		case sut.KindTimeout, sut.KindProtocol:
+		case reports.KindTimeout, reports.KindProtocol:
 		default:
 			kind = KindCrash
 			detail = string(se.Kind)
@@ -312,6 +326,22 @@ func (e *Engine) evaluateRequest(ctx context.Context, t *Target, batch []proto.M
 		return obs, nil
 	}
 	outs, ans, msg := t.outputs(resp)
+	// Output k answers entry k of the request. An input of a campaign holds
+	// one entry; an input read from a finding file may hold several, and
+	// then several outputs answer it.
+	owner := make([]int, 0, len(refOuts))
+	entries := make([]proto.Message, 0, len(refOuts))
+	for i, in := range batch {
+		l := t.entries(in)
+		for j := 0; j < l.Len(); j++ {
+			owner = append(owner, i)
+			var entry proto.Message
+			if t.list.Kind() == protoreflect.MessageKind {
+				entry = l.Get(j).Message().Interface()
+			}
+			entries = append(entries, entry)
+		}
+	}
 	switch {
 	case ans == answerUnimplemented:
 		e.unsupported[t.Name] = "the SUT answered Unimplemented: " + msg
@@ -320,6 +350,7 @@ func (e *Engine) evaluateRequest(ctx context.Context, t *Target, batch []proto.M
 		// The SUT and the reference both refused the whole request (its
 		// fills expand past the bound, say): they agree, and agreement is
 		// the verdict "no finding".
+		e.Judged += uint64(len(batch))
 		return nil, nil
 	case ans == answerError:
 		return []Observation{{Signature: Signature(t.Name, KindError, ""), Kind: KindError, Index: -1, SUTText: msg}}, nil
@@ -328,17 +359,21 @@ func (e *Engine) evaluateRequest(ctx context.Context, t *Target, batch []proto.M
 		return []Observation{{Signature: Signature(t.Name, KindDiff, d), Kind: KindDiff, Detail: d, Index: -1, SUTText: "answered where the reference could not"}}, nil
 	case ans == answerOtherOp:
 		return []Observation{{Signature: Signature(t.Name, KindProtocol, "other op"), Kind: KindProtocol, Detail: "other op", Index: -1, SUTText: "answered with " + msg}}, nil
+	case len(refOuts) != len(owner):
+		return nil, fmt.Errorf("%s: the reference answered %d outputs to %d entries", t.Name, len(refOuts), len(owner))
 	case len(outs) != len(refOuts):
 		d := "output count"
 		return []Observation{{Signature: Signature(t.Name, KindProtocol, d), Kind: KindProtocol, Detail: d, Index: -1,
-			SUTText: fmt.Sprintf("%d inputs, %d outputs", len(batch), len(outs))}}, nil
+			SUTText: fmt.Sprintf("%d entries, %d outputs", len(owner), len(outs))}}, nil
 	}
+	e.Judged += uint64(len(batch))
 	var obs []Observation
-	for i := range outs {
-		if sameBytes(outs[i], refOuts[i]) {
+	o := e.oracle(t)
+	for k := range outs {
+		if sameBytes(outs[k], refOuts[k]) {
 			continue
 		}
-		paths := compare(t.Name, t.entry(batch[i]), outs[i], refOuts[i])
+		paths := o.compare(entries[k], outs[k], refOuts[k])
 		if len(paths) == 0 {
 			continue
 		}
@@ -346,7 +381,7 @@ func (e *Engine) evaluateRequest(ctx context.Context, t *Target, batch []proto.M
 		// differ: one bug shows in the same fields however deep in a list
 		// it strikes. Detail keeps the full paths for the person reading.
 		obs = append(obs, Observation{Signature: Signature(t.Name, KindDiff, topLevel(paths)), Kind: KindDiff,
-			Detail: strings.Join(paths, ","), Index: i, SUT: outs[i], Ref: refOuts[i]})
+			Detail: strings.Join(paths, ","), Index: owner[k], SUT: outs[k], Ref: refOuts[k], entry: entries[k]})
 	}
 	return obs, nil
 }

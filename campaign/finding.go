@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,13 +13,28 @@ import (
 	"strings"
 	"time"
 
+	"github.com/conform-suite/conform/reports"
 	"github.com/conform-suite/conform/sut/impl"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 )
 
-// FindingVersion is the version of the finding file format.
-const FindingVersion = 1
+// FindingVersion is the version of the finding file format. Version 2
+// names fields by their conform.v1 JSON names in detail and diff (version 1
+// used the proto names and go-cmp's notation) and adds sut_identity.
+// ReadFinding reads both; replay needs only the inputs.
+const FindingVersion = 2
+
+// Bounds on what ReadFinding accepts, so that a finding file from anywhere
+// cannot make conform allocate without limit: a finding conform writes is
+// far below them (its inputs come from one request of at most
+// cases.MaxBatchBytes, or one seed; answers above maxAnswerBytes are not
+// kept).
+const (
+	MaxFindingBytes  = 64 << 20
+	MaxFindingInputs = 4096
+	maxAnswerBytes   = 4 << 20
+)
 
 // A Finding is one problem a campaign found, as written to
 // DIR/findings/<signature>.json: everything needed to understand it and to
@@ -37,11 +53,18 @@ type Finding struct {
 	// in one request (several only when the problem needs several).
 	Op     string            `json:"op"`
 	Inputs []json.RawMessage `json:"inputs"`
-	// SUTAnswer and ReferenceAnswer are the two answers to the (first)
-	// input, in canonical JSON; Diff is go-cmp's "-reference +sut".
+	// SUTAnswer and ReferenceAnswer are the two answers to the input, in
+	// conform.v1's JSON (an answer of more than 4 MiB is replaced by a
+	// string saying so).
 	SUTAnswer       json.RawMessage `json:"sut_answer,omitempty"`
 	ReferenceAnswer json.RawMessage `json:"reference_answer,omitempty"`
-	Diff            string          `json:"diff,omitempty"`
+	// Diff is the evidence a person reads, in conform.v1's terms: the input
+	// in its JSON, then each field where the answers differ, by its JSON
+	// path, with both values:
+	//
+	//	input: {"inputs":[{"chunks":[{"data":"AAAAAA=="}]}]}
+	//	end: reference "READ_END_CLOSED", SUT "READ_END_TRUNCATED"
+	Diff string `json:"diff,omitempty"`
 	// SUTError is what the carrier or the SUT said, for crash, timeout,
 	// protocol and error findings.
 	SUTError *ErrorInfo `json:"sut_error,omitempty"`
@@ -52,10 +75,12 @@ type Finding struct {
 	// MinimizeSteps is how many SUT executions minimisation took.
 	MinimizeSteps int `json:"minimize_steps"`
 	// Conform is conform's version; SUT and Carrier how the SUT was reached.
-	Conform string    `json:"conform"`
-	SUT     string    `json:"sut"`
-	Carrier string    `json:"carrier"`
-	Found   time.Time `json:"found"`
+	Conform string `json:"conform"`
+	SUT     string `json:"sut"`
+	Carrier string `json:"carrier"`
+	// SUTIdentity is what the SUT said of itself in its Hello.
+	SUTIdentity *SUTIdentity `json:"sut_identity,omitempty"`
+	Found       time.Time    `json:"found"`
 }
 
 // ErrorInfo is a SUT's failure to answer.
@@ -80,15 +105,10 @@ func (e *Engine) newFinding(t *Target, inputs []proto.Message, ob Observation, i
 		}
 		f.Inputs = append(f.Inputs, compact(b))
 	}
-	if ob.SUT != nil {
-		b, _ := protojson.Marshal(ob.SUT)
-		f.SUTAnswer = compact(b)
-	}
-	if ob.Ref != nil {
-		b, _ := protojson.Marshal(ob.Ref)
-		f.ReferenceAnswer = compact(b)
-	}
-	f.Diff = textDiff(ob.Ref, ob.SUT)
+	f.SUTIdentity = helloIdentity(e.Spec, e.Client.Hello())
+	f.SUTAnswer = answerJSON(ob.SUT)
+	f.ReferenceAnswer = answerJSON(ob.Ref)
+	f.Diff = e.oracle(t).evidence(inputs, ob.entry, ob.SUT, ob.Ref)
 	switch {
 	case ob.Err != nil:
 		f.SUTError = &ErrorInfo{Kind: string(ob.Err.Kind), Message: ob.Err.Error(), Exit: ob.Err.Exit, Stderr: ob.Err.Stderr}
@@ -96,6 +116,24 @@ func (e *Engine) newFinding(t *Target, inputs []proto.Message, ob Observation, i
 		f.SUTError = &ErrorInfo{Kind: ob.Kind, Message: ob.SUTText}
 	}
 	return f, nil
+}
+
+// answerJSON renders an answer for a finding file: conform.v1's JSON, or a
+// JSON string saying how large it was when it is too large to keep.
+func answerJSON(m proto.Message) json.RawMessage {
+	if m == nil {
+		return nil
+	}
+	b, err := protojson.Marshal(m)
+	if err != nil {
+		q, _ := json.Marshal("(not renderable: " + err.Error() + ")")
+		return q
+	}
+	if len(b) > maxAnswerBytes {
+		q, _ := json.Marshal(fmt.Sprintf("(an answer of %d bytes of JSON, not kept)", len(b)))
+		return q
+	}
+	return compact(b)
 }
 
 // compact normalises protojson's output (whose spacing varies by design)
@@ -109,9 +147,12 @@ func compact(b []byte) json.RawMessage {
 	return out
 }
 
-// ParseInputs returns a finding's target and inputs.
-func (f *Finding) ParseInputs() (*Target, []proto.Message, error) {
-	t, ok := Lookup(f.Target)
+// ParseInputs returns a finding's target, among targets, and its inputs,
+// one entry of the op's batched list each, as a campaign's inputs are: an
+// input of the file that holds several entries becomes several inputs,
+// which travel in the same request as the file's input would.
+func (f *Finding) ParseInputs(targets []*Target) (*Target, []proto.Message, error) {
+	t, ok := Lookup(targets, f.Target)
 	if !ok {
 		return nil, nil, fmt.Errorf("finding %s: no fuzz target %q in this conform", f.Signature, f.Target)
 	}
@@ -127,25 +168,79 @@ func (f *Finding) ParseInputs() (*Target, []proto.Message, error) {
 		if err := protojson.Unmarshal(raw, in); err != nil {
 			return nil, nil, fmt.Errorf("finding %s: input %d: %w", f.Signature, i, err)
 		}
-		out = append(out, in)
+		l := t.entries(in)
+		switch n := l.Len(); {
+		case n == 0:
+			return nil, nil, fmt.Errorf("finding %s: input %d holds no entry in %s", f.Signature, i, t.list.JSONName())
+		case n == 1:
+			out = append(out, in)
+		default:
+			for j := 0; j < n; j++ {
+				one := proto.Clone(in)
+				ol := t.entries(one)
+				ol.Set(0, ol.Get(j))
+				ol.Truncate(1)
+				out = append(out, one)
+			}
+		}
+		if len(out) > MaxFindingInputs {
+			return nil, nil, fmt.Errorf("finding %s: more than %d inputs", f.Signature, MaxFindingInputs)
+		}
 	}
 	return t, out, nil
 }
 
-// ReadFinding reads a finding file.
+// ReadFinding reads a finding file of at most MaxFindingBytes.
 func ReadFinding(path string) (*Finding, error) {
-	b, err := os.ReadFile(path)
+	b, err := readBounded(path, MaxFindingBytes)
 	if err != nil {
 		return nil, err
 	}
-	f := new(Finding)
-	if err := json.Unmarshal(b, f); err != nil {
-		return nil, fmt.Errorf("%s: not a finding: %w", path, err)
-	}
-	if f.Signature == "" || f.Target == "" {
-		return nil, fmt.Errorf("%s: not a finding: no signature or target", path)
+	f, err := ParseFinding(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return f, nil
+}
+
+// ParseFinding reads a finding from its file's bytes. It checks what a
+// finding must hold to be replayed, and refuses a version this conform does
+// not know.
+func ParseFinding(b []byte) (*Finding, error) {
+	if len(b) > MaxFindingBytes {
+		return nil, fmt.Errorf("not a finding: %d bytes, more than the %d a finding may hold", len(b), MaxFindingBytes)
+	}
+	f := new(Finding)
+	if err := json.Unmarshal(b, f); err != nil {
+		return nil, fmt.Errorf("not a finding: %w", err)
+	}
+	switch {
+	case f.Signature == "" || f.Target == "":
+		return nil, errors.New("not a finding: no signature or target")
+	case f.Version > FindingVersion:
+		return nil, fmt.Errorf("finding %s is of format %d; this conform reads up to %d (a newer conform wrote it)", f.Signature, f.Version, FindingVersion)
+	case len(f.Inputs) > MaxFindingInputs:
+		return nil, fmt.Errorf("finding %s: %d inputs, more than %d", f.Signature, len(f.Inputs), MaxFindingInputs)
+	}
+	return f, nil
+}
+
+// readBounded reads at most limit bytes of a file, and fails on a larger
+// one without reading it whole.
+func readBounded(path string, limit int64) ([]byte, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	b, err := io.ReadAll(io.LimitReader(fh, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s: larger than the %d bytes conform reads from such a file", path, limit)
+	}
+	return b, nil
 }
 
 // ReplayRuns is how many times Replay sends a finding's inputs. A finding
@@ -154,35 +249,77 @@ func ReadFinding(path string) (*Finding, error) {
 // not built up on the first run but has on the second.
 const ReplayRuns = 2
 
-// Replay reruns a finding's inputs against the engine's SUT, up to
-// ReplayRuns times until it reproduces, and returns what it showed: whether
-// the finding's own signature came back, and any other problem the inputs
-// show.
-func (e *Engine) Replay(ctx context.Context, f *Finding) (reproduced bool, others []Observation, err error) {
-	t, inputs, err := f.ParseInputs()
+// A Replayed is what replaying a finding showed.
+type Replayed struct {
+	// Reproduced is set when the finding's signature came back; Observation
+	// is then what showed it.
+	Reproduced  bool
+	Observation Observation
+	// Others are the other problems the inputs showed, once per signature.
+	Others []Observation
+	// Target and Inputs are the finding's, as sent.
+	Target *Target
+	Inputs []proto.Message
+	// oracle is the judge of the replay's answers.
+	oracle oracle
+}
+
+// Reproduce reruns a finding's inputs against the engine's SUT, up to
+// ReplayRuns times until it reproduces, and returns what they showed.
+func (e *Engine) Reproduce(ctx context.Context, f *Finding) (*Replayed, error) {
+	t, inputs, err := f.ParseInputs(e.targets)
 	if err != nil {
-		return false, nil, err
+		return nil, err
 	}
+	r := &Replayed{Target: t, Inputs: inputs, oracle: e.oracle(t)}
 	seen := map[string]bool{}
-	for run := 0; run < ReplayRuns && !reproduced; run++ {
+	for run := 0; run < ReplayRuns && !r.Reproduced; run++ {
 		obs, err := e.Evaluate(ctx, t, inputs)
 		if errors.Is(err, errUnsupported) {
-			return false, nil, fmt.Errorf("the SUT does not implement %s: %s", t.Name, e.unsupported[t.Name])
+			return nil, fmt.Errorf("the SUT does not implement %s: %s", t.Name, e.unsupported[t.Name])
 		}
 		if err != nil {
-			return false, nil, err
+			return nil, err
 		}
 		for _, o := range obs {
 			switch {
-			case o.Signature == f.Signature:
-				reproduced = true
-			case !seen[o.Signature]:
+			case o.Signature == f.Signature && !r.Reproduced:
+				r.Reproduced, r.Observation = true, o
+			case o.Signature != f.Signature && !seen[o.Signature]:
 				seen[o.Signature] = true
-				others = append(others, o)
+				r.Others = append(r.Others, o)
 			}
 		}
 	}
-	return reproduced, others, nil
+	return r, nil
+}
+
+// Replay is Reproduce reduced to whether the finding came back and the
+// other problems the inputs showed.
+func (e *Engine) Replay(ctx context.Context, f *Finding) (reproduced bool, others []Observation, err error) {
+	r, err := e.Reproduce(ctx, f)
+	if err != nil {
+		return false, nil, err
+	}
+	return r.Reproduced, r.Others, nil
+}
+
+// Evidence renders an observation of the replay in conform.v1's terms: the
+// input it concerns (all of them when the request failed as a whole) and
+// each differing field with both values, or what the SUT said.
+func (r *Replayed) Evidence(o Observation) string {
+	inputs := r.Inputs
+	if o.Index >= 0 && o.Index < len(inputs) {
+		inputs = inputs[o.Index : o.Index+1]
+	}
+	s := r.oracle.evidence(inputs, o.entry, o.SUT, o.Ref)
+	switch {
+	case o.Err != nil:
+		s += "SUT: " + o.Err.Error() + "\n"
+	case o.SUTText != "":
+		s += "SUT: " + reports.Clip(o.SUTText, maxValueBytes) + "\n"
+	}
+	return s
 }
 
 var sigPattern = regexp.MustCompile(`^[a-z]+\.[a-z0-9-]+\.[a-z]+-[0-9a-f]{8}$`)

@@ -8,12 +8,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/conform-suite/conform/campaign/gen"
 	"github.com/conform-suite/conform/live/peer"
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
+	"github.com/conform-suite/conform/reports"
 	"github.com/conform-suite/conform/sut"
 	"github.com/conform-suite/conform/sut/impl"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // Live targets drive the SUT over a real socket: the harness plays the
@@ -32,16 +33,28 @@ const (
 	liveReportTimeout = 2 * time.Second
 )
 
-// liveTargets are the live targets.
-func liveTargets() []*Target {
-	mt := (&conformpb.ReadFrames{}).ProtoReflect().Type()
-	return []*Target{{
-		Name: "live.subscribe", Suite: "live",
-		Doc:    "a subscriber on a real socket: generated frames from a harness publisher, the SUT's report read back (ranvier-wire §4, §6)",
-		path:   []protoreflect.Name{"read_frames"},
-		opType: mt, list: mt.Descriptor().Fields().ByName("inputs"), format: fmtFrames,
-		gen: structuredGenerators["wire.read-frames"], live: (*Engine).evaluateSubscribe,
-	}, livePublishTarget(), dopplerLiveTarget()}
+// A liveEvaluator is how the engine plays the inputs of a live target: a
+// kind a target's declaration names (gen.Live).
+type liveEvaluator struct {
+	// evaluate plays inputs, each one connection or subscription, and
+	// returns what differed.
+	evaluate func(e *Engine, ctx context.Context, t *Target, inputs []proto.Message) ([]Observation, error)
+	// asBuilt is set when the reports compared are built by conform from
+	// what it read (a transcript decoded), not answers of the SUT.
+	asBuilt bool
+}
+
+// liveEvaluatorOf returns the evaluator of a live kind.
+func liveEvaluatorOf(k gen.Live) (liveEvaluator, bool) {
+	switch k {
+	case gen.LiveSubscriber:
+		return liveEvaluator{evaluate: (*Engine).evaluateSubscribe}, true
+	case gen.LivePublisher:
+		return liveEvaluator{evaluate: (*Engine).evaluatePublish, asBuilt: true}, true
+	case gen.LiveDopplerSub:
+		return liveEvaluator{evaluate: (*Engine).evaluateDoppler}, true
+	}
+	return liveEvaluator{}, false
 }
 
 // evaluateSubscribe plays each input as one connection to the SUT and one
@@ -98,7 +111,7 @@ func evaluateEach[R proto.Message](ctx context.Context, e *Engine, t *Target, in
 			e.Skipped++
 			continue
 		}
-		ob, stop := e.liveObservation(t, i, err, got, want)
+		ob, stop := e.liveObservation(t, i, t.entry(in), err, got, want)
 		if stop != nil {
 			return obs, stop
 		}
@@ -109,10 +122,11 @@ func evaluateEach[R proto.Message](ctx context.Context, e *Engine, t *Target, in
 	return obs, ctx.Err()
 }
 
-// liveObservation judges one live input: the SUT's error, or how its
-// report differs from the reference's. It returns errUnsupported when the
-// SUT does not implement the live op.
-func (e *Engine) liveObservation(t *Target, i int, err error, got, ref proto.Message) (*Observation, error) {
+// liveObservation judges one live input, whose entry is entry: the SUT's
+// error, or how its report differs from the reference's, by what the
+// declaration says of the report for that input. It returns errUnsupported
+// when the SUT does not implement the live op.
+func (e *Engine) liveObservation(t *Target, i int, entry proto.Message, err error, got, ref proto.Message) (*Observation, error) {
 	var se *sut.Error
 	var unimpl *impl.UnimplementedError
 	switch {
@@ -123,7 +137,7 @@ func (e *Engine) liveObservation(t *Target, i int, err error, got, ref proto.Mes
 		e.streak++
 		e.Restarts++
 		kind, detail := string(se.Kind), ""
-		if se.Kind == sut.KindCrash {
+		if se.Kind == reports.KindCrash {
 			detail = normalizeExit(se.Exit)
 		}
 		return &Observation{Signature: Signature(t.Name, kind, detail), Kind: kind, Detail: detail, Index: i, Err: se}, nil
@@ -131,9 +145,9 @@ func (e *Engine) liveObservation(t *Target, i int, err error, got, ref proto.Mes
 		return &Observation{Signature: Signature(t.Name, KindError, ""), Kind: KindError, Index: i, SUTText: err.Error()}, nil
 	}
 	e.streak = 0
-	if paths := compare(t.Name, nil, got, ref); len(paths) > 0 {
+	if paths := e.oracle(t).compare(entry, got, ref); len(paths) > 0 {
 		return &Observation{Signature: Signature(t.Name, KindDiff, topLevel(paths)), Kind: KindDiff,
-			Detail: strings.Join(paths, ","), Index: i, SUT: got, Ref: ref}, nil
+			Detail: strings.Join(paths, ","), Index: i, SUT: got, Ref: ref, entry: entry}, nil
 	}
 	return nil, nil
 }

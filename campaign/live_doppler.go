@@ -9,9 +9,9 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
+	"github.com/conform-suite/conform/proto/conform/v1/meaning"
 	dp "github.com/conform-suite/conform/ref/doppler"
 	"github.com/conform-suite/conform/sut/impl"
 )
@@ -46,17 +46,6 @@ const dopplerSentinelSeq = 1 << 40
 // dopplerLiveBudget bounds the bytes one input publishes.
 const dopplerLiveBudget = 256 << 10
 
-func dopplerLiveTarget() *Target {
-	mt := (&conformpb.DopplerReassemble{}).ProtoReflect().Type()
-	return &Target{
-		Name: "doppler.live-subscribe", Suite: "doppler",
-		Doc:    "a SUB socket on a real NATS server: generated messages published to it, what it delivered and refused read back (doppler §3, §4, §6)",
-		path:   []protoreflect.Name{"doppler", "reassemble"},
-		opType: mt, list: mt.Descriptor().Fields().ByName("inputs"), format: fmtDoppler,
-		gen: structuredGenerators["doppler.reassemble"], live: (*Engine).evaluateDoppler,
-	}
-}
-
 // errNoBroker says the engine was given no NATS server.
 var errNoBroker = errors.New("no NATS server: give --nats-url, or let conform start one embedded")
 
@@ -78,11 +67,36 @@ func (e *Engine) evaluateDoppler(ctx context.Context, t *Target, inputs []proto.
 	defer nc.Close()
 	return evaluateEach(ctx, e, t, inputs, func(ctx context.Context, in proto.Message, do doFunc) (*conformpb.DopplerCollectResult, error) {
 		op, ok := in.(*conformpb.DopplerReassemble)
-		if !ok || len(op.GetInputs()) != 1 || !publishable(op.GetInputs()[0].GetMessages(), nc.MaxPayload()) {
+		if !ok || len(op.GetInputs()) != 1 {
+			return nil, errSkip
+		}
+		op = closedPart(op)
+		if op == nil || !publishable(op.GetInputs()[0].GetMessages(), nc.MaxPayload()) {
 			return nil, errSkip
 		}
 		return dopplerOnce(ctx, nc, url, op, do)
 	})
+}
+
+// closedPart returns op with the messages the documents fix a receiver's
+// behaviour for: those before the first that leaves it open
+// (meaning.ReassemblyOpenFrom: an empty chunk, a message failing the header
+// check mid-frame, a frame claimed above 16 MiB). The codec target compares
+// a reassembly's events only up to such a message, by the message each
+// event names; a live socket's events name none, so the messages from it on
+// are not published at all. It returns nil when the first message already
+// leaves the receiver open: nothing of the input can be judged.
+func closedPart(op *conformpb.DopplerReassemble) *conformpb.DopplerReassemble {
+	k := meaning.ReassemblyOpenFrom(op.GetInputs()[0])
+	switch {
+	case k < 0:
+		return op
+	case k == 0:
+		return nil
+	}
+	cut := proto.Clone(op).(*conformpb.DopplerReassemble)
+	cut.Inputs[0].Messages = cut.Inputs[0].Messages[:k]
+	return cut
 }
 
 // publishable reports whether msgs fit one input's budget and the

@@ -7,11 +7,11 @@ import (
 	"sort"
 	"time"
 
+	"github.com/conform-suite/conform/campaign/gen"
 	"github.com/conform-suite/conform/live/peer"
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
 	messagepb "github.com/conform-suite/conform/proto/ranvier/message/v1"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // live.publish drives the SUT as a Ranvier publisher. For each input the
@@ -32,7 +32,7 @@ import (
 
 // publishName is the stream name conform subscribes to; the input's own
 // stream takes another name now and then.
-const publishName = "fuzz"
+const publishName = gen.PublishStream
 
 // The streams every live.publish publisher starts with; samples name them
 // by handle 0 and 1, and the stream the input opens is handle 2.
@@ -52,37 +52,6 @@ const (
 	// sends the Request, so that a publisher that writes first is seen.
 	publishEarly = 10 * time.Millisecond
 )
-
-func livePublishTarget() *Target {
-	mt := (&conformpb.LivePublish{}).ProtoReflect().Type()
-	return &Target{
-		Name: "live.publish", Suite: "live",
-		Doc:    "the SUT as a publisher on a real socket: a generated publish script, its wire transcript decoded and compared (ranvier-wire §4, ranvier-streams §2, §6)",
-		path:   []protoreflect.Name{"live", "publish"},
-		opType: mt, list: mt.Descriptor().Fields().ByName("open"), format: fmtRaw,
-		gen: generateLivePublish, live: (*Engine).evaluatePublish,
-	}
-}
-
-// generateLivePublish returns a publish script: one stream opened, up to a
-// dozen publish calls over the three streams, from one to four threads.
-func generateLivePublish(g *gen) proto.Message {
-	op := &conformpb.LivePublish{Open: []*conformpb.LiveStream{{Name: publishName, Node: "n2"}}}
-	if g.chance(0.3) {
-		op.Open[0].Name = "other" // a stream the subscriber did not ask for
-	}
-	if g.chance(0.3) {
-		op.Concurrency = uint32(2 + g.intn(3))
-	}
-	for n := g.intn(12); n > 0; n-- {
-		s := &conformpb.LivePublishSample{Stream: uint32(g.intn(3)), Values: g.raw(8), Count: uint32(g.intn(3))}
-		if g.chance(0.3) {
-			s.SourceTimestampNs = uint64(1 + g.intn(1000))
-		}
-		op.Samples = append(op.Samples, s)
-	}
-	return op
-}
 
 // clampPublish keeps a mutated script playable: three stream handles, few
 // calls, small values.

@@ -7,10 +7,11 @@ import (
 
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
 	messagepb "github.com/conform-suite/conform/proto/ranvier/message/v1"
+	dp "github.com/conform-suite/conform/ref/doppler"
 	"github.com/conform-suite/conform/ref/wire"
+	"github.com/conform-suite/conform/suites"
 	"github.com/conform-suite/conform/sut/builtin"
 	"github.com/conform-suite/conform/sut/impl"
-	"github.com/conform-suite/conform/sut/mutant"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -18,7 +19,8 @@ import (
 // frame, a frame that does not decode, then the end of the stream; the
 // report must count what arrived.
 func TestLiveSubscribeReports(t *testing.T) {
-	ref := impl.Reference()
+	t.Parallel()
+	ref := suites.Default().Reference()
 	sample, _ := proto.Marshal(&messagepb.Frame{Payload: &messagepb.Frame_Sample{Sample: &messagepb.Sample{StreamRef: 1, Sequence: 1}}})
 	f1, _ := wire.AppendFrame(nil, sample)
 	f2, _ := wire.AppendFrame(nil, []byte{0xff, 0xff})
@@ -39,7 +41,7 @@ func TestLiveSubscribeReports(t *testing.T) {
 
 // liveEngine returns an engine for spec on the tests' broker.
 func liveEngine(pool *Seeds, spec string, im *impl.Impl) *Engine {
-	e := NewEngine(builtin.New(spec, im), spec, pool, 1, 10*time.Second, nil)
+	e := NewEngine(builtin.New(spec, im), testRegistry(), spec, pool, 1, 10*time.Second, nil)
 	e.Broker = broker.URL
 	return e
 }
@@ -55,6 +57,7 @@ func liveEngine(pool *Seeds, spec string, im *impl.Impl) *Engine {
 // include names-misderived, which only a subscription to one type's
 // subject shows.
 func TestLiveMutants(t *testing.T) {
+	t.Parallel()
 	pool := testSeeds(t)
 	for _, tc := range []struct {
 		target  string
@@ -65,7 +68,7 @@ func TestLiveMutants(t *testing.T) {
 		{"live.publish", []string{"publisher-announces-first-stream-only", "publisher-repeats-announcements", "publisher-sends-before-request", "publisher-atomic-sequence"}, 40, false},
 		{"doppler.live-subscribe", []string{"names-misderived", "magic-only-v1", "payload-bytes-unchecked", "repeated-index-appended", "frame-totals-not-set", "refusals-coded-dp-err"}, 64, true},
 	} {
-		tg, ok := Lookup(tc.target)
+		tg, ok := Lookup(testTargets(), tc.target)
 		if !ok {
 			t.Fatalf("no target %s", tc.target)
 		}
@@ -73,15 +76,16 @@ func TestLiveMutants(t *testing.T) {
 		for _, name := range tc.mutants {
 			t.Run(tc.target+"/"+name, func(t *testing.T) {
 				t.Parallel()
-				m, ok := mutant.Lookup(name)
+				m, ok := suites.Default().Mutant(name)
 				if !ok {
 					t.Fatalf("no mutant %s", name)
 				}
 				spec := "builtin:mutant/" + name
-				e := liveEngine(pool, spec, m.Impl())
-				// A socket that receives nothing costs a whole wait per
-				// minimisation step.
-				e.MinimizeFor = 10 * time.Second
+				e := liveEngine(pool, spec, m.Apply(suites.Default().Reference()))
+				// A socket that receives nothing costs a whole collect wait
+				// per minimisation step: what is claimed here is the finding
+				// and its replay, so minimisation gets about one step.
+				e.MinimizeFor = dopplerCollectWait
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
 				var found *Finding
@@ -93,10 +97,10 @@ func TestLiveMutants(t *testing.T) {
 				if !tc.replays {
 					return
 				}
-				if ok, _, err := liveEngine(pool, spec, m.Impl()).Replay(context.Background(), found); err != nil || !ok {
+				if ok, _, err := liveEngine(pool, spec, m.Apply(suites.Default().Reference())).Replay(context.Background(), found); err != nil || !ok {
 					t.Errorf("finding %s does not replay against the mutant: %v", found.Signature, err)
 				}
-				if ok, others, _ := liveEngine(pool, "builtin:reference", impl.Reference()).Replay(context.Background(), found); ok || len(others) > 0 {
+				if ok, others, _ := liveEngine(pool, "builtin:reference", suites.Default().Reference()).Replay(context.Background(), found); ok || len(others) > 0 {
 					t.Errorf("finding %s reproduces against the reference", found.Signature)
 				}
 			})
@@ -108,12 +112,13 @@ func TestLiveMutants(t *testing.T) {
 // the reference on both sides: the two reports must agree, and most
 // inputs must have been judged rather than skipped.
 func TestLiveReferenceClean(t *testing.T) {
+	t.Parallel()
 	pool := testSeeds(t)
 	for _, target := range []string{"live.publish", "doppler.live-subscribe"} {
 		t.Run(target, func(t *testing.T) {
 			t.Parallel()
-			tg, _ := Lookup(target)
-			e := liveEngine(pool, "builtin:reference", impl.Reference())
+			tg, _ := Lookup(testTargets(), target)
+			e := liveEngine(pool, "builtin:reference", suites.Default().Reference())
 			n := uint64(len(pool.For(tg))) + 24
 			err := e.RunRange(context.Background(), tg, 0, n, func(f *Finding) error {
 				t.Errorf("the reference against itself: %s: %s\n%s", f.Signature, f.Detail, f.Diff)
@@ -127,5 +132,75 @@ func TestLiveReferenceClean(t *testing.T) {
 			}
 			t.Logf("%d inputs, %d not judged", e.Execs, e.Skipped)
 		})
+	}
+}
+
+// keepsFrame is a receiver's reassembly that refuses a message failing the
+// header check as the reference does, but keeps the frame in progress: a
+// choice doppler §4 leaves open (docs/findings.md), which the reference
+// makes the other way.
+type keepsFrame struct {
+	impl.Reassembler
+	o     dp.Order
+	check func([]byte, dp.Order) dp.Verdict
+	fresh func() impl.Reassembler
+}
+
+func (r *keepsFrame) Add(msg []byte) (dp.Frame, bool, error) {
+	if _, pending := r.Pending(); pending && r.check(msg, r.o) != dp.Accepted {
+		// The refusal alone, as a receiver with no frame in progress
+		// gives it.
+		return r.fresh().Add(msg)
+	}
+	return r.Reassembler.Add(msg)
+}
+
+// TestDopplerLiveOpenPoint: the live SUB target judges a reassembly only
+// up to the first message that leaves the receiver's behaviour open, as
+// the codec target does: against a SUT whose SUB keeps a frame in progress
+// across a refused message, messages [chunk 0, a message that is no doppler
+// message, chunk 1] are no finding on either target, though the two SUBs
+// deliver differently after the refused message.
+func TestDopplerLiveOpenPoint(t *testing.T) {
+	t.Parallel()
+	keeper := testRegistry().Reference()
+	next := keeper.Doppler.NewReassembler
+	keeper.Doppler.NewReassembler = func(o dp.Order, check func([]byte, dp.Order) dp.Verdict) impl.Reassembler {
+		return &keepsFrame{Reassembler: next(o, check), o: o, check: check, fresh: func() impl.Reassembler { return next(o, check) }}
+	}
+	// 52 bytes in two chunks of 26.
+	f, err := dp.NewFrame(dp.TypeCI8, dp.LittleEndian, make([]byte, 52))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Header.Sequence = 1
+	chunks, err := dp.Chunk(f, dp.HeaderSize+dp.ChunkBlockSize+26, dp.LittleEndian)
+	if err != nil || len(chunks) != 2 {
+		t.Fatalf("%d chunks, %v; want 2", len(chunks), err)
+	}
+	noise := append([]byte(nil), chunks[0]...)
+	noise[0] ^= 0xFF // the magic: no doppler message
+	in := &conformpb.DopplerReassemble{Inputs: []*conformpb.DopplerReassembleInput{{Messages: [][]byte{chunks[0], noise, chunks[1]}}}}
+
+	codec, _ := Lookup(testTargets(), "doppler.reassemble")
+	req := codec.request([]proto.Message{in})
+	got, _, _ := codec.outputs(keeper.Handle(context.Background(), req))
+	want, _, _ := codec.outputs(testRegistry().Reference().Handle(context.Background(), req))
+	if sameBytes(got[0], want[0]) {
+		t.Fatal("the SUT's reassembly answers as the reference's: the test proves nothing")
+	}
+	for _, name := range []string{"doppler.reassemble", "doppler.live-subscribe"} {
+		tg, _ := Lookup(testTargets(), name)
+		e := liveEngine(&Seeds{}, "keeps frames", keeper)
+		obs, err := e.Evaluate(context.Background(), tg, []proto.Message{in})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, o := range obs {
+			t.Errorf("%s: a choice the documents leave open made %s: %s", name, o.Signature, o.Detail)
+		}
+		if e.Judged != 1 {
+			t.Errorf("%s: %d inputs judged, want 1", name, e.Judged)
+		}
 	}
 }

@@ -2,9 +2,11 @@ package campaign
 
 import (
 	"os"
+	"sync"
 	"testing"
 
 	"github.com/conform-suite/conform/natsserver"
+	"github.com/conform-suite/conform/suites"
 )
 
 // broker is the NATS server of the tests that publish on one, started by
@@ -16,3 +18,10 @@ func TestMain(m *testing.M) {
 	broker.Shutdown()
 	os.Exit(code)
 }
+
+// testRegistry is the registry the tests fuzz: conform's own suites,
+// built once.
+var testRegistry = sync.OnceValue(suites.Default)
+
+// testTargets are the registry's fuzz targets.
+func testTargets() []*Target { return Targets(testRegistry()) }

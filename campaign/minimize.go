@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/conform-suite/conform/campaign/gen"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
@@ -68,7 +69,12 @@ func (mz *minimizer) test(inputs []proto.Message) bool {
 	}
 	mz.budget--
 	mz.steps++
-	o, ok := mz.e.reproduces(mz.ctx, mz.t, inputs, mz.sig)
+	// A test still running at the deadline is cut there: a live input the
+	// SUT never answers would otherwise hold minimisation a whole wait
+	// past its bound. A test cut short did not reproduce.
+	ctx, cancel := context.WithDeadline(mz.ctx, mz.deadline)
+	defer cancel()
+	o, ok := mz.e.reproduces(ctx, mz.t, inputs, mz.sig)
 	if ok {
 		mz.last = o
 	}
@@ -127,7 +133,7 @@ func (mz *minimizer) message(inputs []proto.Message, m protoreflect.Message, top
 		switch {
 		case fd.IsList():
 			l := m.Get(fd).List()
-			if l.Len() > 1 && (fd.Kind() == protoreflect.BytesKind || isBlob(fd)) {
+			if l.Len() > 1 && (fd.Kind() == protoreflect.BytesKind || gen.IsBlob(fd)) {
 				mz.join(inputs, m, fd)
 				l = m.Get(fd).List()
 			}

@@ -11,12 +11,13 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 
+	"github.com/conform-suite/conform/campaign/gen"
 	"github.com/conform-suite/conform/cases"
-	"github.com/conform-suite/conform/cases/catalog"
-	"github.com/conform-suite/conform/corpus"
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
 	"github.com/conform-suite/conform/runner"
+	"github.com/conform-suite/conform/suite"
 	"github.com/conform-suite/conform/sut"
 	"github.com/conform-suite/conform/sut/builtin"
 	"github.com/conform-suite/conform/sut/impl"
@@ -52,17 +53,23 @@ const (
 	MaxSeedFiles    = 1000
 )
 
-// LoadSeeds builds the seed pool: the inputs the suite's own cases send for
-// every target (the catalogue's codec cases, run once against the reference
-// with the fixed seed 1), the corpus vectors' bytes, and the raw files of
-// each directory in dirs, in go-fuzz corpus layout (DIR/corpus/* if that
-// folder exists, else DIR/*, and DIR/*/corpus/* for a directory of such
-// directories). logf, if set, says what was imported.
-func LoadSeeds(ctx context.Context, dirs []string, logf func(string, ...any)) (*Seeds, error) {
+// LoadSeeds builds the seed pool of reg's fuzz targets: the inputs the
+// suites' own cases send for every target (the catalogue's cases of the
+// suites that declare codec targets, run once against the reference with the
+// fixed seed 1), the byte strings each suite declares (its corpus vectors'
+// bytes, Suite.FuzzSeeds), and the raw files of each directory in dirs, in
+// go-fuzz corpus layout (DIR/corpus/* if that folder exists, else DIR/*,
+// and DIR/*/corpus/* for a directory of such directories). logf, if set,
+// says what was imported.
+func LoadSeeds(ctx context.Context, reg *suite.Registry, dirs []string, logf func(string, ...any)) (*Seeds, error) {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	targets := Targets()
+	targets := Targets(reg)
+	cat, err := reg.Catalogue()
+	if err != nil {
+		return nil, err
+	}
 	s := &Seeds{byTarget: map[string][]Seed{}, light: map[string][]int{}}
 	seen := map[string]map[string]bool{}
 	add := func(t *Target, name string, in proto.Message) {
@@ -78,34 +85,40 @@ func LoadSeeds(ctx context.Context, dirs []string, logf func(string, ...any)) (*
 			return
 		}
 		seen[t.Name][k] = true
-		if !heavy(in) {
+		if !gen.Heavy(in) {
 			s.light[t.Name] = append(s.light[t.Name], len(s.byTarget[t.Name]))
 		}
 		s.byTarget[t.Name] = append(s.byTarget[t.Name], Seed{Name: name, Input: in})
 	}
-	if err := harvest(ctx, targets, add); err != nil {
+	if err := harvest(ctx, cat.Cases, reg.Reference, targets, add); err != nil {
 		return nil, err
 	}
-	raws, err := vectorBytes()
-	if err != nil {
-		return nil, err
-	}
-	for _, rw := range raws {
-		for _, t := range targets {
-			if t.Suite == rw.suite {
-				add(t, rw.name, fromRaw(t, rw.b))
+	// A suite's byte strings are read once, whichever of its targets asks.
+	raws := map[string][]gen.Raw{}
+	for _, t := range targets {
+		if t.seeds == nil {
+			continue
+		}
+		rs, ok := raws[t.Suite]
+		if !ok {
+			if rs, err = t.seeds(); err != nil {
+				return nil, fmt.Errorf("suite %s: fuzz seeds: %w", t.Suite, err)
 			}
+			raws[t.Suite] = rs
+		}
+		for _, rw := range rs {
+			add(t, rw.Name, fromRaw(t, rw.Bytes))
 		}
 	}
 	// A target no case or vector feeds (live.publish) starts from inputs of
 	// its own generator, fixed by their index.
 	for _, t := range targets {
-		if len(s.byTarget[t.Name]) > 0 || t.gen == nil {
+		if len(s.byTarget[t.Name]) > 0 || t.decl.Generate == nil {
 			continue
 		}
 		for i := range uint64(8) {
-			g := &gen{r: rand.New(rand.NewPCG(i, hashString(t.Name))), t: t}
-			add(t, fmt.Sprintf("gen:%d", i), t.gen(g))
+			g := gen.New(rand.New(rand.NewPCG(i, hashString(t.Name))), t.decl.Format)
+			add(t, fmt.Sprintf("gen:%d", i), t.decl.Generate(g))
 		}
 	}
 	for _, dir := range dirs {
@@ -123,80 +136,15 @@ func LoadSeeds(ctx context.Context, dirs []string, logf func(string, ...any)) (*
 	return s, nil
 }
 
-type rawSeed struct {
-	suite, name string
-	b           []byte
-}
-
-// vectorBytes returns the bytes of every corpus vector that has bytes.
-func vectorBytes() ([]rawSeed, error) {
-	var out []rawSeed
-	ws, err := corpus.Wire()
-	if err != nil {
-		return nil, err
-	}
-	for _, v := range ws.All() {
-		out = append(out, rawSeed{"wire", "vector:" + v.ID, v.Input})
-	}
-	ts, err := corpus.TLV()
-	if err != nil {
-		return nil, err
-	}
-	for _, v := range ts.All() {
-		if len(v.Input) > 0 {
-			out = append(out, rawSeed{"tlv", "vector:" + v.ID, v.Input})
-		}
-	}
-	ds, err := corpus.Doppler()
-	if err != nil {
-		return nil, err
-	}
-	for _, v := range ds.All() {
-		if len(v.Message) > 0 {
-			out = append(out, rawSeed{"doppler", "vector:" + v.ID, v.Message})
-		}
-	}
-	ss, err := corpus.Streams()
-	if err != nil {
-		return nil, err
-	}
-	for _, v := range ss.All() {
-		for i, seg := range v.Segments {
-			out = append(out, rawSeed{"streams", fmt.Sprintf("vector:%s#%d", v.ID, i), seg.Bytes})
-		}
-	}
-	return out, nil
-}
-
 // fromRaw makes an input of t from raw bytes: the target's generator,
 // seeded by the bytes, builds the structure, and the first bytes field it
 // finds holds the bytes themselves. A target without a bytes field uses the
 // bytes only as entropy.
 func fromRaw(t *Target, b []byte) proto.Message {
 	sum := sha256.Sum256(b)
-	g := &gen{r: rand.New(rand.NewPCG(binary.LittleEndian.Uint64(sum[:]), binary.LittleEndian.Uint64(sum[8:]))), t: t}
-	in := g.generate()
-	var sites []site
-	collect(in.ProtoReflect(), &sites, 0)
-	for _, s := range sites {
-		switch {
-		case s.fd.Kind() == protoreflect.BytesKind && s.fd.IsList():
-			l := s.m.Mutable(s.fd).List()
-			l.Truncate(0)
-			l.Append(protoreflect.ValueOfBytes(append([]byte(nil), b...)))
-			return in
-		case s.fd.Kind() == protoreflect.BytesKind:
-			s.m.Set(s.fd, protoreflect.ValueOfBytes(append([]byte(nil), b...)))
-			return in
-		case isBlob(s.fd) && s.fd.IsList():
-			l := s.m.Mutable(s.fd).List()
-			l.Truncate(0)
-			e := l.NewElement()
-			e.Message().Set(e.Message().Descriptor().Fields().ByName("data"), protoreflect.ValueOfBytes(append([]byte(nil), b...)))
-			l.Append(e)
-			return in
-		}
-	}
+	g := gen.New(rand.New(rand.NewPCG(binary.LittleEndian.Uint64(sum[:]), binary.LittleEndian.Uint64(sum[8:]))), t.decl.Format)
+	in := t.generate(g)
+	gen.PlaceBytes(in, b)
 	return in
 }
 
@@ -261,20 +209,18 @@ func isDir(p string) bool {
 	return err == nil && st.IsDir()
 }
 
-// harvest runs the catalogue's codec cases against the reference with a
-// client that records every request, and splits each recorded batch into
-// inputs of the targets.
-func harvest(ctx context.Context, targets []*Target, add func(*Target, string, proto.Message)) error {
-	cat, err := catalog.Load()
-	if err != nil {
-		return err
+// harvest runs the cases of the suites that declare codec targets against
+// a reference (made by reference) with a client that records every request,
+// and splits each recorded batch into inputs of the targets.
+func harvest(ctx context.Context, all []cases.Case, reference func() *impl.Impl, targets []*Target, add func(*Target, string, proto.Message)) error {
+	if len(all) == 0 {
+		return nil
 	}
-	selected, err := runner.Select(cat.Cases, codecSuites, nil)
-	if err != nil {
-		return err
-	}
-	rec := &recorder{Client: builtin.New("builtin:reference", impl.Reference())}
-	for _, c := range selected {
+	rec := &recorder{Client: builtin.New("builtin:reference", reference())}
+	for _, c := range all {
+		if !slices.ContainsFunc(targets, func(t *Target) bool { return t.Suite == c.Suite() && t.live == nil }) {
+			continue
+		}
 		rec.caseID = c.ID
 		rec.n = 0
 		runner.Run(ctx, runner.Config{Spec: "builtin:reference", Client: rec, Cases: []cases.Case{c}, Seed: 1})
@@ -295,18 +241,9 @@ func harvest(ctx context.Context, targets []*Target, add func(*Target, string, p
 // split returns the inputs of req if it is this target's op, one per entry
 // of its batched list.
 func (t *Target) split(req *conformpb.Request) []proto.Message {
-	m := req.ProtoReflect()
-	fd := m.Descriptor().Fields().ByName(t.path[0])
-	if fd == nil || !m.Has(fd) {
+	op := t.opIn(req)
+	if op == nil {
 		return nil
-	}
-	op := m.Get(fd).Message()
-	for _, name := range t.path[1:] {
-		sub := op.Descriptor().Fields().ByName(name)
-		if sub == nil || !op.Has(sub) {
-			return nil
-		}
-		op = op.Get(sub).Message()
 	}
 	l := op.Get(t.list).List()
 	// The op-level fields alone, cloned once: cloning the whole batch per

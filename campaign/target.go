@@ -1,6 +1,7 @@
 // Package campaign is conform's differential fuzzing engine: it generates
-// and mutates inputs for every codec op of conform.v1, sends them in batches
-// to a system under test and to the reference, and turns every difference,
+// and mutates inputs for the fuzz targets the registry's suites declare
+// (gen.Target, in each suite's descriptor), sends them in batches to a
+// system under test and to the reference, and turns every difference,
 // crash, hang or protocol error into a finding that is deduplicated by
 // signature, minimised against the SUT and written to disk atomically.
 //
@@ -11,211 +12,77 @@
 package campaign
 
 import (
-	"context"
 	"fmt"
-	"slices"
 	"sort"
-	"strings"
 
+	"github.com/conform-suite/conform/campaign/gen"
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
+	"github.com/conform-suite/conform/suite"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/types/known/anypb"
 )
 
-// format is what a target's byte fields hold, so that mutations can find
-// the length fields and headers in them.
-type format int
-
-const (
-	fmtRaw     format = iota
-	fmtFrames         // Ranvier frames: 4-byte big-endian length, payload
-	fmtProto          // a protobuf message
-	fmtTLV            // a libtracer TLV frame
-	fmtPath           // a PATH payload: [u8 len][text] records
-	fmtDoppler        // a doppler message: 64-byte header, optional chunk block
-)
-
-// A Target is one codec op of conform.v1 that a campaign fuzzes, named
-// <suite>.<what>, for example wire.read-frames.
+// A Target is one fuzz target as the engine runs it: a suite's declaration
+// (gen.Target) with its op resolved in conform.v1.
 //
 // An input of a target is the op's message holding exactly one entry in its
 // batched list (and whatever op-level fields the op has, such as a byte
 // order): inputs that share their op-level fields are merged into one
 // request.
 type Target struct {
-	// Name is <suite>.<what>.
+	// Name is <suite>.<what>, as the suite declares it.
 	Name string
-	// Suite is the suite whose op this is: wire, streams, tlv or doppler.
+	// Suite is the name of the suite that declares the target.
 	Suite string
 	// Doc says what the target exercises, for conform fuzz --list.
 	Doc string
 
-	path   []protoreflect.Name // from Request to the op, e.g. [tlv decode]
+	decl gen.Target
+	op   gen.Op
+	// path, opType and list are op's parts, named for the engine's use.
+	path   []protoreflect.Name
 	opType protoreflect.MessageType
-	list   protoreflect.FieldDescriptor // the op's batched list
-	format format
-	// gen, if set, is the target's structure-aware generator; the generic
-	// generator is used otherwise.
-	gen func(g *gen) proto.Message
-	// mutate, if set, is the target's structure-aware mutation, applied
-	// to an input instead of a generic one now and then; it reports
-	// whether it changed anything.
-	mutate func(g *gen, in, other proto.Message) bool
+	list   protoreflect.FieldDescriptor
+	// seeds returns the byte strings the suite's targets start from.
+	seeds func() ([]gen.Raw, error)
 	// live, set on a live target (live.go), runs inputs over a real socket
 	// or subject, each input one connection or one subscription, and
 	// compares the two sides' reports.
-	live func(e *Engine, ctx context.Context, t *Target, inputs []proto.Message) ([]Observation, error)
+	live *liveEvaluator
 }
 
-// New returns an empty input of the target's op type.
-func (t *Target) New() proto.Message { return t.opType.New().Interface() }
-
-// opName is the op's full message name, such as conform.v1.ReadFrames.
-func (t *Target) opName() string { return string(t.opType.Descriptor().FullName()) }
-
-// suiteOf maps a Request oneof field to its suite.
-func suiteOf(fd protoreflect.FieldDescriptor) string {
-	switch n := fd.Number(); {
-	case n >= 10 && n < 20:
-		return "wire"
-	case n >= 20 && n < 30:
-		return "streams"
-	}
-	return string(fd.Name())
-}
-
-// shortNames renames ops whose field names read poorly as target names.
-var shortNames = map[string]string{
-	"streams.drive-queue":         "streams.queue",
-	"streams.receive-connections": "streams.connections",
-}
-
-var targetDocs = map[string]string{
-	"wire.read-frames":            "frame reading under arbitrary chunkings and stream ends (ranvier-wire §1.3, §2)",
-	"wire.write-frames":           "framing a payload, through a sink that takes part of it (ranvier-wire §1.4, §2)",
-	"wire.receive":                "a subscriber's receive step on one connection (ranvier-wire §4, §6)",
-	"wire.decode":                 "message decoding, with re-encoding (ranvier-wire §7, §8)",
-	"wire.encode":                 "message encoding from canonical JSON (ranvier-wire §7)",
-	"streams.track":               "gap tracking over arrival sequences (ranvier-streams §3)",
-	"streams.queue":               "a subscription's queue and loss policy (ranvier-streams §3.1, §5)",
-	"streams.connections":         "per-connection frame accounting (ranvier-streams §3.6a)",
-	"streams.publish":             "a publisher runtime's numbering and stamping (ranvier-streams §2, §4)",
-	"streams.read-announcements":  "reading StreamInfo announcements (ranvier-streams §6.6)",
-	"streams.match-announcements": "matching samples to announcements (ranvier-streams §6.4-§6.7)",
-	"streams.latency":             "delivery latency percentiles (ranvier-streams §4.5)",
-	"tlv.decode":                  "rope decoding at ingress: headers, trailers, nesting (RECONSTRUCTED §2)",
-	"tlv.encode":                  "tree serialization (RECONSTRUCTED §2 Header)",
-	"tlv.canonicalize":            "path canonicalization (RECONSTRUCTED §2 PATH payload)",
-	"tlv.validate-path":           "received PATH payload validation over ropes (RECONSTRUCTED §2)",
-	"tlv.edit":                    "view-tree edits: concat, split, insert (graph model)",
-	"tlv.hop":                     "the stateless forward hop (graph model §The shedding rule)",
-	"tlv.pack-policy":             "packing a delivery policy (graph model §Subscriber delivery policy)",
-	"tlv.read-policy":             "reading a SUBSCRIBER's delivery policy",
-	"tlv.egress":                  "attaching an egress trailer (graph model §Payload invariance)",
-	"doppler.check":               "the receiver's header check (doppler §3)",
-	"doppler.reassemble":          "reassembly of chunked frames (doppler §4)",
-	"doppler.chunk":               "cutting frames into chunks at a max_payload (doppler §4)",
-	"doppler.push-check":          "PUSH's size check (doppler §4)",
-	"doppler.encode-header":       "writing a conforming header (doppler §3)",
-	"doppler.sequence":            "per-socket sequence numbering (doppler §7)",
-	"graph.run":                   "scripts of graph operations on a fresh graph: registers, writes, reads, subscribes, fields, sweeps, retire, evict (libtracer graph model)",
-}
-
-var targetFormats = map[string]format{
-	"wire.read-frames":            fmtFrames,
-	"wire.write-frames":           fmtProto,
-	"wire.receive":                fmtFrames,
-	"wire.decode":                 fmtProto,
-	"streams.connections":         fmtFrames,
-	"streams.read-announcements":  fmtProto,
-	"streams.match-announcements": fmtProto,
-	"tlv.decode":                  fmtTLV,
-	"tlv.canonicalize":            fmtPath,
-	"tlv.validate-path":           fmtPath,
-	"tlv.edit":                    fmtTLV,
-	"tlv.hop":                     fmtTLV,
-	"tlv.read-policy":             fmtTLV,
-	"tlv.egress":                  fmtTLV,
-	"doppler.check":               fmtDoppler,
-	"doppler.reassemble":          fmtDoppler,
-	"doppler.chunk":               fmtRaw,
-	"doppler.sequence":            fmtRaw,
-	"graph.run":                   fmtTLV,
-}
-
-// codecSuites are the suites whose codec ops are targets, in a fixed order.
-// Live ops (whose state lives in the SUT between requests) are not. The
-// graph suite's one op runs scripts, each on a fresh graph, so it is as
-// stateless as a codec op.
-var codecSuites = []string{"wire", "streams", "tlv", "doppler", "graph"}
-
-// Targets returns every target, sorted by name. The list is derived from
-// conform.v1 itself: every batched codec op of the suites wire, streams, tlv,
-// doppler and graph is one target, and the live targets follow.
-func Targets() []*Target {
+// Targets returns the fuzz targets reg's suites declare, sorted by name.
+func Targets(reg *suite.Registry) []*Target {
 	var out []*Target
-	req := (&conformpb.Request{}).ProtoReflect().Descriptor()
-	fields := req.Oneofs().ByName("op").Fields()
-	for i := 0; i < fields.Len(); i++ {
-		fd := fields.Get(i)
-		suite := suiteOf(fd)
-		if !slices.Contains(codecSuites, suite) {
-			continue
-		}
-		md := fd.Message()
-		if oo := md.Oneofs().ByName("op"); oo != nil {
-			// A suite's ops in a message of their own (tlv, doppler).
-			for j := 0; j < oo.Fields().Len(); j++ {
-				sub := oo.Fields().Get(j)
-				if suite == "doppler" && sub.Number() >= 20 {
-					continue // the live doppler-nats ops
-				}
-				if t := newTarget(suite, []protoreflect.Name{fd.Name(), sub.Name()}, sub.Message()); t != nil {
-					out = append(out, t)
-				}
+	for _, s := range reg.Suites() {
+		for _, d := range s.Targets {
+			op, err := d.Resolve()
+			if err != nil {
+				// NewRegistry resolved every declaration: a registry cannot
+				// hold one that does not resolve.
+				panic(fmt.Sprintf("campaign: %v", err))
 			}
-			continue
-		}
-		if t := newTarget(suite, []protoreflect.Name{fd.Name()}, md); t != nil {
+			t := &Target{Name: d.Name, Suite: s.Name, Doc: d.Doc, decl: d, op: op,
+				path: op.Path, opType: op.Type, list: op.List, seeds: s.FuzzSeeds}
+			if d.Live != "" {
+				ev, ok := liveEvaluatorOf(d.Live)
+				if !ok {
+					panic(fmt.Sprintf("campaign: fuzz target %s: no live evaluator %q, though gen.LiveOp knows it", d.Name, d.Live))
+				}
+				t.live = &ev
+			}
 			out = append(out, t)
 		}
 	}
-	out = append(out, liveTargets()...)
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 
-func newTarget(suite string, path []protoreflect.Name, op protoreflect.MessageDescriptor) *Target {
-	var list protoreflect.FieldDescriptor
-	for i := 0; i < op.Fields().Len(); i++ {
-		if f := op.Fields().Get(i); f.IsList() {
-			if list != nil {
-				return nil // not a batched op of the usual shape
-			}
-			list = f
-		}
-	}
-	if list == nil {
-		return nil
-	}
-	mt, err := protoregistry.GlobalTypes.FindMessageByName(op.FullName())
-	if err != nil {
-		return nil
-	}
-	name := suite + "." + strings.ReplaceAll(string(path[len(path)-1]), "_", "-")
-	if s, ok := shortNames[name]; ok {
-		name = s
-	}
-	t := &Target{Name: name, Suite: suite, Doc: targetDocs[name], path: path, opType: mt, list: list, format: targetFormats[name]}
-	t.gen = structuredGenerators[name]
-	t.mutate = structuredMutators[name]
-	return t
-}
-
-// Lookup returns the target named name.
-func Lookup(name string) (*Target, bool) {
-	for _, t := range Targets() {
+// Lookup returns the target named name among targets.
+func Lookup(targets []*Target, name string) (*Target, bool) {
+	for _, t := range targets {
 		if t.Name == name {
 			return t, true
 		}
@@ -223,15 +90,14 @@ func Lookup(name string) (*Target, bool) {
 	return nil, false
 }
 
-// Select resolves --target values: names, or "all". A suite name selects
-// the suite's targets.
-func Select(names []string) ([]*Target, error) {
-	all := Targets()
+// Select resolves --target values among targets: names, suite names (which
+// select the suite's targets), or "all".
+func Select(targets []*Target, names []string) ([]*Target, error) {
 	seen := map[string]bool{}
 	var out []*Target
 	for _, n := range names {
 		matched := false
-		for _, t := range all {
+		for _, t := range targets {
 			if n == "all" || n == t.Name || n == t.Suite {
 				matched = true
 				if !seen[t.Name] {
@@ -248,6 +114,37 @@ func Select(names []string) ([]*Target, error) {
 		return nil, fmt.Errorf("no fuzz target selected (conform fuzz --list prints them)")
 	}
 	return out, nil
+}
+
+// New returns an empty input of the target's op type.
+func (t *Target) New() proto.Message { return t.opType.New().Interface() }
+
+// opName is the op's full message name, such as conform.v1.ReadFrames.
+func (t *Target) opName() string { return string(t.opType.Descriptor().FullName()) }
+
+// asBuilt reports whether the answers the target compares are built by
+// conform itself (a live evaluator's decoding of what it read) rather than
+// received from the SUT, so that the declaration of what a SUT's answer
+// fields mean does not apply to them.
+func (t *Target) asBuilt() bool { return t.live != nil && t.live.asBuilt }
+
+// generate builds a fresh input: the target's structure-aware generator,
+// most of the time, when it has one; else the generic one over the op's
+// schema.
+func (t *Target) generate(g *gen.G) proto.Message {
+	if t.decl.Generate != nil && g.Chance(0.7) {
+		return t.decl.Generate(g)
+	}
+	return g.Generate(t.op)
+}
+
+// clamp makes in, a generated or mutated input, one a campaign may send
+// (gen.Clamp), then mends it as its suite says.
+func (t *Target) clamp(in proto.Message) {
+	gen.Clamp(in.ProtoReflect())
+	if t.decl.Mend != nil {
+		t.decl.Mend(in)
+	}
 }
 
 // groupKey is what inputs must share to travel in one request: their
@@ -290,6 +187,16 @@ func (t *Target) request(inputs []proto.Message) *conformpb.Request {
 		}
 	}
 	req := &conformpb.Request{}
+	if t.op.IsExtension() {
+		packed, err := anypb.New(op.Interface())
+		if err != nil {
+			// An op that does not encode (a string that is not UTF-8) goes
+			// as its type alone: both sides answer the same empty op.
+			packed = &anypb.Any{TypeUrl: "type.googleapis.com/" + t.opName()}
+		}
+		req.Op = &conformpb.Request_Extension{Extension: packed}
+		return req
+	}
 	var inner protoreflect.Message = op
 	for i := len(t.path) - 1; i >= 1; i-- {
 		outer := req.ProtoReflect().Descriptor().Fields().ByName(t.path[0]).Message()
@@ -307,6 +214,31 @@ func dynamicNew(md protoreflect.MessageDescriptor) protoreflect.Message {
 		panic(fmt.Sprintf("campaign: %s is not registered", md.FullName()))
 	}
 	return mt.New()
+}
+
+// opIn returns the target's op message req carries, or nil when req
+// carries another op.
+func (t *Target) opIn(req *conformpb.Request) protoreflect.Message {
+	if t.op.IsExtension() {
+		ext := req.GetExtension()
+		if ext == nil || ext.MessageName() != t.opType.Descriptor().FullName() {
+			return nil
+		}
+		op := t.New()
+		if ext.UnmarshalTo(op) != nil {
+			return nil
+		}
+		return op.ProtoReflect()
+	}
+	m := req.ProtoReflect()
+	for _, name := range t.path {
+		fd := m.Descriptor().Fields().ByName(name)
+		if fd == nil || !m.Has(fd) {
+			return nil
+		}
+		m = m.Get(fd).Message()
+	}
+	return m
 }
 
 // answer is what a response said about a request as a whole.
@@ -329,18 +261,9 @@ func (t *Target) outputs(resp *conformpb.Response) ([]proto.Message, answer, str
 	case nil:
 		return nil, answerOtherOp, "no result"
 	}
-	m := resp.ProtoReflect()
-	fd := m.Descriptor().Fields().ByName(t.path[0])
-	if fd == nil || !m.Has(fd) {
-		return nil, answerOtherOp, "the result of another op"
-	}
-	res := m.Get(fd).Message()
-	for _, name := range t.path[1:] {
-		sub := res.Descriptor().Fields().ByName(name)
-		if sub == nil || !res.Has(sub) {
-			return nil, answerOtherOp, "the result of another op"
-		}
-		res = res.Get(sub).Message()
+	res, msg := t.result(resp)
+	if res == nil {
+		return nil, answerOtherOp, msg
 	}
 	var list protoreflect.FieldDescriptor
 	for i := 0; i < res.Descriptor().Fields().Len(); i++ {
@@ -357,4 +280,34 @@ func (t *Target) outputs(resp *conformpb.Response) ([]proto.Message, answer, str
 		out[i] = l.Get(i).Message().Interface()
 	}
 	return out, answerOK, ""
+}
+
+// result returns the result of the target's op a response carries, or nil
+// and what it carries instead.
+func (t *Target) result(resp *conformpb.Response) (protoreflect.Message, string) {
+	if t.op.IsExtension() {
+		ext := resp.GetExtension()
+		if ext == nil || ext.MessageName() != t.op.Result.Descriptor().FullName() {
+			return nil, "the result of another op"
+		}
+		res := t.op.Result.New()
+		if err := ext.UnmarshalTo(res.Interface()); err != nil {
+			return nil, "a result that does not decode: " + err.Error()
+		}
+		return res, ""
+	}
+	m := resp.ProtoReflect()
+	fd := m.Descriptor().Fields().ByName(t.path[0])
+	if fd == nil || !m.Has(fd) {
+		return nil, "the result of another op"
+	}
+	res := m.Get(fd).Message()
+	for _, name := range t.path[1:] {
+		sub := res.Descriptor().Fields().ByName(name)
+		if sub == nil || !res.Has(sub) {
+			return nil, "the result of another op"
+		}
+		res = res.Get(sub).Message()
+	}
+	return res, ""
 }

@@ -20,41 +20,69 @@ type Unit struct {
 }
 
 // Units cuts a campaign of execs inputs per target into units of at most
-// size inputs, named <target>/<number>.
+// size inputs, named <target>/<start>-<end> after their input range: a unit
+// ID means the same inputs in every campaign of the same identity, and two
+// campaigns that cut their ranges differently share no unit ID.
 func Units(targets []*Target, pool *Seeds, seed int64, execs, size uint64) []Unit {
 	var out []Unit
+	if size == 0 {
+		return nil
+	}
 	for _, t := range targets {
-		for k, start := 0, uint64(0); start < execs; k, start = k+1, start+size {
+		for start := uint64(0); start < execs; start += size {
 			end := min(start+size, execs)
+			if end < start {
+				end = execs // start+size wrapped around
+			}
 			out = append(out, Unit{
-				ID: fmt.Sprintf("%s/%06d", t.Name, k), Target: t.Name, Seed: seed,
+				ID: UnitID(t.Name, start, end), Target: t.Name, Seed: seed,
 				Start: start, End: end, Corpus: names(pool.For(t), start, end),
 			})
+			if end == execs {
+				break
+			}
 		}
 	}
 	return out
 }
 
+// UnitID names the unit of inputs [start, end) of target.
+func UnitID(target string, start, end uint64) string {
+	return fmt.Sprintf("%s/%d-%d", target, start, end)
+}
+
+// A UnitResult is what running a unit did.
+type UnitResult struct {
+	// Inputs counts the inputs run.
+	Inputs uint64
+	// Unsupported says why the unit's target was not run: the SUT does not
+	// implement it. Empty when it was run.
+	Unsupported string
+}
+
 // RunUnit runs one unit on e and reports its findings. A target the SUT
-// does not implement ends the unit without error: there is nothing to find
-// in it on this SUT.
-func RunUnit(ctx context.Context, e *Engine, u Unit, report Report, logf func(string, ...any)) error {
-	t, ok := Lookup(u.Target)
+// does not implement ends the unit without error, saying so in the result:
+// there is nothing to find in it on this SUT.
+func RunUnit(ctx context.Context, e *Engine, u Unit, report Report, logf func(string, ...any)) (UnitResult, error) {
+	t, ok := e.Lookup(u.Target)
 	if !ok {
-		return fmt.Errorf("unit %s: no fuzz target %q in this conform", u.ID, u.Target)
+		return UnitResult{}, fmt.Errorf("unit %s: no fuzz target %q in this conform", u.ID, u.Target)
 	}
 	if have := names(e.Seeds.For(t), u.Start, u.End); !equalStrings(have, u.Corpus) && logf != nil {
 		logf("unit %s: this worker's seed pool differs from the coordinator's (other --seed-corpus, or another conform version); its inputs differ too", u.ID)
 	}
 	e.Seed = u.Seed
+	before := e.Execs
 	err := e.RunRange(ctx, t, u.Start, u.End, report, nil)
+	res := UnitResult{Inputs: e.Execs - before}
 	if errors.Is(err, errUnsupported) {
+		res.Unsupported = e.unsupported[t.Name]
 		if logf != nil {
-			logf("unit %s: %s", u.ID, e.unsupported[t.Name])
+			logf("unit %s: %s", u.ID, res.Unsupported)
 		}
-		return nil
+		return res, nil
 	}
-	return err
+	return res, err
 }
 
 func equalStrings(a, b []string) bool {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
+	"github.com/conform-suite/conform/suites"
 	"github.com/conform-suite/conform/sut"
 	"github.com/conform-suite/conform/sut/builtin"
 	"github.com/conform-suite/conform/sut/impl"
@@ -23,19 +24,23 @@ func (r refuser) Do(ctx context.Context, req *conformpb.Request) (*conformpb.Res
 }
 
 // TestBothRefusedIsNoFinding: a request the reference cannot carry out
-// either (fills past impl.MaxExpansion) is no finding when the SUT refuses
+// either (a fill past impl.MaxBlob) is no finding when the SUT refuses
 // it too, and is one when the SUT refuses a request the reference answers.
 func TestBothRefusedIsNoFinding(t *testing.T) {
-	tg, ok := Lookup("wire.read-frames")
+	t.Parallel()
+	tg, ok := Lookup(testTargets(), "wire.read-frames")
 	if !ok {
 		t.Fatal("no target wire.read-frames")
 	}
-	huge := &conformpb.ReadInput{}
-	for range impl.MaxExpansion/impl.MaxBlob + 1 {
-		huge.Chunks = append(huge.Chunks, &conformpb.Blob{Fill: &conformpb.Fill{Length: impl.MaxBlob, Pattern: []byte{0xff}}})
+	// A fill past impl.MaxBlob: the reference refuses the request before
+	// it makes a byte (fills that pass impl.MaxExpansion only together
+	// would cost it a gigabyte first).
+	huge := &conformpb.ReadInput{Chunks: []*conformpb.Blob{{Fill: &conformpb.Fill{Length: impl.MaxBlob + 1, Pattern: []byte{0xff}}}}}
+	if r := testRegistry().Reference().Handle(context.Background(), tg.request([]proto.Message{&conformpb.ReadFrames{Inputs: []*conformpb.ReadInput{huge}}})); r.GetError() == nil {
+		t.Fatalf("the reference answered %v to a fill past its bound, not Error: the test proves nothing", r.GetResult())
 	}
 	small := &conformpb.ReadInput{Chunks: []*conformpb.Blob{{Data: []byte{0, 0, 0, 1, 7}}}}
-	ref := builtin.New("builtin:reference", impl.Reference())
+	ref := builtin.New("builtin:reference", suites.Default().Reference())
 	for _, tc := range []struct {
 		name  string
 		input proto.Message
@@ -44,7 +49,7 @@ func TestBothRefusedIsNoFinding(t *testing.T) {
 		{"both refuse", &conformpb.ReadFrames{Inputs: []*conformpb.ReadInput{huge}}, ""},
 		{"only the SUT refuses", &conformpb.ReadFrames{Inputs: []*conformpb.ReadInput{small}}, KindError},
 	} {
-		e := NewEngine(refuser{ref}, "refuser", &Seeds{}, 1, time.Minute, nil)
+		e := NewEngine(refuser{ref}, testRegistry(), "refuser", &Seeds{}, 1, time.Minute, nil)
 		obs, err := e.Evaluate(context.Background(), tg, []proto.Message{tc.input})
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
@@ -88,10 +93,11 @@ func reword(m protoreflect.Message) {
 // TestWordingIsNoFinding: a SUT that answers as the reference does, in its
 // own words and its own JSON layout, runs clean on every codec target.
 func TestWordingIsNoFinding(t *testing.T) {
+	t.Parallel()
 	pool := testSeeds(t)
-	client := rewording{builtin.New("builtin:reference", impl.Reference())}
-	e := NewEngine(client, "rewording", pool, 1, time.Minute, nil)
-	for _, tg := range Targets() {
+	client := rewording{builtin.New("builtin:reference", suites.Default().Reference())}
+	e := NewEngine(client, testRegistry(), "rewording", pool, 1, time.Minute, nil)
+	for _, tg := range testTargets() {
 		if tg.live != nil {
 			continue
 		}

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strings"
+	"time"
 
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
 	"github.com/conform-suite/conform/reports"
@@ -30,8 +31,11 @@ type Case struct {
 	// Profile is the profile a SUT declares to implement this case.
 	Profile string
 	// Tags classify the case; "reconstructed" marks a verdict that rests on
-	// spec/RECONSTRUCTED.md rather than on a source document.
+	// the pins of docs/requirements.md rather than on a source document.
 	Tags []string
+	// Requirements are the IDs of the requirements the case judges, as the
+	// requirements index names them (for example "ranvier-wire§1.3#2").
+	Requirements []string
 	// Vectors are the IDs of the corpus vectors the case uses.
 	Vectors []string
 	// Run performs the case.
@@ -76,7 +80,7 @@ func Sorted(cs []Case) []Case {
 type Abort struct {
 	Outcome reports.Outcome
 	// Kind is the error kind, with Outcome error.
-	Kind    string
+	Kind    reports.ErrorKind
 	Message string
 	Stderr  string
 	// Unimplemented is set when the SUT answered Unimplemented.
@@ -94,6 +98,10 @@ type T struct {
 	rand  *rand.Rand
 
 	env *Env
+	// maxMessage is the carrier's limit on one message, or zero.
+	maxMessage int
+	// opTimeout bounds one op, as --timeout says, or is zero.
+	opTimeout time.Duration
 
 	evidence []reports.Evidence
 	notes    []string
@@ -122,11 +130,11 @@ type Env struct {
 // harness error when the run has none or it cannot be started.
 func (t *T) BrokerURL() string {
 	if t.env == nil || t.env.Broker == nil {
-		panic(&Abort{Outcome: reports.Error, Kind: "harness", Message: "this case needs a NATS server and the run has none (conform run starts one unless --nats-url names one)"})
+		panic(&Abort{Outcome: reports.Error, Kind: reports.KindHarness, Message: "this case needs a NATS server and the run has none (conform run starts one unless --nats-url names one)"})
 	}
 	u, err := t.env.Broker(t.ctx)
 	if err != nil {
-		panic(&Abort{Outcome: reports.Error, Kind: "harness", Message: "starting the NATS server: " + err.Error()})
+		panic(&Abort{Outcome: reports.Error, Kind: reports.KindHarness, Message: "starting the NATS server: " + err.Error()})
 	}
 	return u
 }
@@ -142,6 +150,31 @@ func (t *T) Env() *Env {
 // UseEnv gives the case the run's environment. The runner calls it before
 // the case runs.
 func (t *T) UseEnv(e *Env) { t.env = e }
+
+// UseOpTimeout tells the case how long one op may take (conform run
+// --timeout). The runner calls it before the case runs.
+func (t *T) UseOpTimeout(d time.Duration) { t.opTimeout = d }
+
+// OpTimeout returns how long one op may take: the run's --timeout, or
+// DefaultOpTimeout when the runner gave none. A live case derives from it
+// the budgets of waits that cover the SUT's slowness, so that a slow SUT
+// given a longer --timeout gets longer waits too.
+func (t *T) OpTimeout() time.Duration {
+	if t.opTimeout <= 0 {
+		return DefaultOpTimeout
+	}
+	return t.opTimeout
+}
+
+// DefaultOpTimeout is how long one op may take when the run says nothing.
+const DefaultOpTimeout = 10 * time.Second
+
+// LimitMessages tells the case that the carrier reaching the SUT carries
+// messages, requests and answers alike, of at most n bytes (a NATS broker's
+// max_payload); zero or less means no limit below conform.v1's ceiling.
+// Batched sizes its requests to fit, and skips a case whose input cannot.
+// The runner calls it before the case runs.
+func (t *T) LimitMessages(n int) { t.maxMessage = max(n, 0) }
 
 // DoFunc performs one request on the SUT. It returns the response only when
 // the SUT answered with the op's result; otherwise it returns an *Abort.
@@ -170,7 +203,7 @@ func (t *T) Do(req *conformpb.Request) *conformpb.Response {
 	if err != nil {
 		var a *Abort
 		if !errors.As(err, &a) {
-			a = &Abort{Outcome: reports.Error, Kind: "harness", Message: err.Error()}
+			a = &Abort{Outcome: reports.Error, Kind: reports.KindHarness, Message: err.Error()}
 		}
 		panic(a)
 	}
@@ -181,7 +214,43 @@ func (t *T) Do(req *conformpb.Request) *conformpb.Response {
 // with something conform.v1 does not allow, such as the result of another op
 // or a batch of the wrong length.
 func (t *T) Protocolf(format string, args ...any) {
-	panic(&Abort{Outcome: reports.Error, Kind: "protocol", Message: fmt.Sprintf(format, args...)})
+	panic(&Abort{Outcome: reports.Error, Kind: reports.KindProtocol, Message: fmt.Sprintf(format, args...)})
+}
+
+// Fatalf records a broken requirement after which the case cannot go on,
+// and ends the case.
+func (t *T) Fatalf(format string, args ...any) {
+	t.Failf(format, args...)
+	panic(stop{})
+}
+
+// stop ends a case whose checks have said all they can; the case is then
+// judged on them at its level, like a case that returned.
+type stop struct{}
+
+// Perform runs c on t: c.Run, ended early by Fatalf or not. A panic other
+// than Fatalf's (an *Abort, or a conform bug) is the caller's to recover.
+func Perform(c *Case, t *T) {
+	defer func() {
+		if p := recover(); p != nil {
+			if _, ok := p.(stop); !ok {
+				panic(p)
+			}
+		}
+	}()
+	c.Run(t)
+}
+
+// Skipf ends the case as skipped, saying why: the SUT cannot be judged on
+// it here (its carrier cannot reach what the case needs, for instance).
+func (t *T) Skipf(format string, args ...any) {
+	panic(&Abort{Outcome: reports.Skip, Message: fmt.Sprintf(format, args...)})
+}
+
+// Harnessf ends the case with an error that is conform's own, never the
+// SUT's: a resource conform could not get, a deadline conform itself missed.
+func (t *T) Harnessf(format string, args ...any) {
+	panic(&Abort{Outcome: reports.Error, Kind: reports.KindHarness, Message: fmt.Sprintf(format, args...)})
 }
 
 // Fail records a broken requirement with its evidence. The case goes on, so

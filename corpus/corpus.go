@@ -106,14 +106,25 @@ func FormatHex(b []byte) string {
 	return sb.String()
 }
 
-// A Vector of any suite has an ID: version/name, such as wire/v1/frame-sample.
-type identified interface{ VectorID() string }
+// Identified is a vector of any suite: it has an ID (version/name, such as
+// wire/v1/frame-sample), the section it enforces and a title.
+type Identified interface {
+	VectorID() string
+	VectorSpec() string
+	VectorTitle() string
+}
 
 // VectorID returns v's ID.
 func (v *Vector) VectorID() string { return v.ID }
 
+// VectorSpec returns the section v enforces.
+func (v *Vector) VectorSpec() string { return v.Spec }
+
+// VectorTitle returns what v shows, in one line.
+func (v *Vector) VectorTitle() string { return v.Title }
+
 // Set is a loaded set of vectors of one suite and version.
-type Set[V identified] struct {
+type Set[V Identified] struct {
 	version string
 	byID    map[string]V
 	ids     []string
@@ -136,7 +147,7 @@ func MustWire() *Set[*Vector] {
 // Load reads every vector in the directory version (for example wire/v1),
 // one JSON file each, strictly: an unknown field is an error, and a file's
 // name must be its ID's last part.
-func Load[V identified](version string) (*Set[V], error) {
+func Load[V Identified](version string) (*Set[V], error) {
 	names, err := fs.Glob(files, version+"/*.json")
 	if err != nil {
 		return nil, err

@@ -6,10 +6,11 @@ import "fmt"
 const DopplerVersion = "doppler/v1"
 
 // DopplerVector is one golden vector of the doppler suite. Its bytes were
-// built from RECONSTRUCTED §3's header and chunk-block tables, field by field,
-// and every expected value is written from doppler-streaming's and
-// RECONSTRUCTED's words, never from running the reference. A vector has one
-// or both of two inputs:
+// built field by field from the header and chunk-block layouts the
+// requirements index pins (reconstructed§doppler-header, -chunk), and every
+// expected value is written from doppler-streaming's words and those pins,
+// never from running the reference. Spec cites the document's sections and
+// the pins the vector rests on. A vector has one or both of two inputs:
 //
 //   - a message for the receiver's header check (Message, with Verdict, and
 //     Header and ChunkBlock when accepted); when Type is set the message is a
@@ -63,6 +64,12 @@ type DopplerVector struct {
 
 // VectorID returns v's ID.
 func (v *DopplerVector) VectorID() string { return v.ID }
+
+// VectorSpec returns the section v enforces.
+func (v *DopplerVector) VectorSpec() string { return v.Spec }
+
+// VectorTitle returns what v shows, in one line.
+func (v *DopplerVector) VectorTitle() string { return v.Title }
 
 // BigEndian reports whether the vector's order is big-endian.
 func (v *DopplerVector) BigEndian() bool { return v.Order == "big-endian" }

@@ -12,8 +12,8 @@ import (
 // TestReferenceReproducesDopplerVectors proves that ref/doppler agrees with
 // every golden vector: the header check's verdict and decoded fields, the
 // header a conforming sender writes, the chunks a PUB cuts, and what a
-// receiver reassembles. The vectors were built from RECONSTRUCTED §3's tables,
-// so a disagreement is a bug in one or the other, never something to
+// receiver reassembles. The vectors were built from the pinned layouts, so a
+// disagreement is a bug in one or the other, never something to
 // regenerate.
 func TestReferenceReproducesDopplerVectors(t *testing.T) {
 	set, err := corpus.Doppler()
@@ -59,7 +59,14 @@ func TestDopplerCorpusCoversTheSpec(t *testing.T) {
 	names = append(names, "not-doppler", "cross-endian-big-sender", "other-major-3", "unknown-flag",
 		"payload-claims-more", "unknown-kind", "unknown-format", "count-mismatch", "count-overflow",
 		"chunks-in-order", "chunks-reordered", "chunks-duplicated-index", "chunks-missing",
-		"chunks-interleaved-publisher", "chunks-count-disagreement")
+		"chunks-interleaved-publisher", "chunks-count-disagreement",
+		// The paths issue 15 names, each a fixed vector: reassembly's own
+		// overflow guard, a repeat from index 64 up, the chunk block of a
+		// big-endian peer, an unchunked message mid-frame, and the chunk
+		// blocks a header check cannot refuse.
+		"chunk-totals-overflow", "chunks-repeat-at-64", "chunks-in-order-be", "chunks-reordered-be",
+		"valid-chunk-message-be", "chunks-unchunked-mid-frame", "chunks-unchunked-mid-frame-be",
+		"chunk-count-zero", "chunk-index-beyond-count", "chunk-sizes-off-the-split")
 	for _, name := range names {
 		if _, ok := set.Lookup(corpus.DopplerVersion + "/" + name); !ok {
 			t.Errorf("vector %s is missing", name)

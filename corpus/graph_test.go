@@ -6,7 +6,7 @@ import (
 
 	"github.com/conform-suite/conform/corpus"
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
-	"github.com/conform-suite/conform/sut/impl"
+	"github.com/conform-suite/conform/suites"
 )
 
 // TestReferenceReproducesGraphVectors runs every graph vector's script on the
@@ -19,7 +19,7 @@ func TestReferenceReproducesGraphVectors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref := impl.Reference()
+	ref := suites.Default().Reference()
 	for _, v := range set.All() {
 		t.Run(v.ID, func(t *testing.T) {
 			s, err := v.Script()

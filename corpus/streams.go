@@ -1,14 +1,17 @@
 package corpus
 
+import "encoding/json"
+
 // StreamsVersion is the version of the streams vectors the cases use.
 const StreamsVersion = "streams/v1"
 
 // StreamsVector is one golden vector of the streams suite: what a subscriber
 // receives, and the counters ranvier-streams says it must report. Exactly
-// one of three inputs is set: arrivals for a tracker (Sequences or
-// Arrivals), a script for a subscription queue (Queue), or the bytes of
-// data-plane connections (Segments). Every expected value is written from
-// the specification's words and tables, never from running the reference.
+// one of four inputs is set: arrivals for a tracker (Sequences or
+// Arrivals), a script for a subscription queue (Queue), the bytes of
+// data-plane connections (Segments), or the bytes of one announcement
+// (Announcement). Every expected value is written from the specification's
+// words and tables, never from running the reference.
 type StreamsVector struct {
 	// ID is the vector's stable name, for example streams/v1/gaps-one-missing.
 	ID    string   `json:"id"`
@@ -37,10 +40,24 @@ type StreamsVector struct {
 	// order each connection first appeared.
 	Segments          []ConnSegment `json:"segments,omitempty"`
 	ExpectConnections []ConnExpect  `json:"expect_connections,omitempty"`
+
+	// Announcement is a serialized ranvier.message.v1.StreamInfo, written
+	// by hand where a marshaller would write something else (an explicit
+	// empty string, which proto3 marshallers omit), and ExpectRead is how
+	// a consumer must read it (ranvier-streams §6.6): a conform.v1
+	// AnnouncementRead in canonical JSON, absent fields left out.
+	Announcement Hex             `json:"announcement,omitempty"`
+	ExpectRead   json.RawMessage `json:"expect_read,omitempty"`
 }
 
 // VectorID returns v's ID.
 func (v *StreamsVector) VectorID() string { return v.ID }
+
+// VectorSpec returns the section v enforces.
+func (v *StreamsVector) VectorSpec() string { return v.Spec }
+
+// VectorTitle returns what v shows, in one line.
+func (v *StreamsVector) VectorTitle() string { return v.Title }
 
 // StreamsArrival is one sample arriving on a connection.
 type StreamsArrival struct {
@@ -85,8 +102,9 @@ type BreakExpect struct {
 	BeforeNs uint64 `json:"before_ns"`
 }
 
-// QueueScript subscribes with a depth and a policy (drop-oldest or
-// drop-newest) and then performs its steps.
+// QueueScript subscribes with a depth and a policy (drop-oldest,
+// drop-newest, or empty: the subscriber names none and gets the default)
+// and then performs its steps.
 type QueueScript struct {
 	Depth  uint32      `json:"depth"`
 	Policy string      `json:"policy"`

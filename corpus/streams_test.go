@@ -4,9 +4,15 @@ import (
 	"testing"
 
 	"github.com/conform-suite/conform/corpus"
+	conformpb "github.com/conform-suite/conform/proto/conform/v1"
+	messagepb "github.com/conform-suite/conform/proto/ranvier/message/v1"
 	"github.com/conform-suite/conform/ref/streams"
 	"github.com/conform-suite/conform/ref/wire"
+	"github.com/conform-suite/conform/sut/impl"
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/testing/protocmp"
 )
 
 // TestReferenceReproducesStreamsVectors proves that the streams oracle
@@ -33,6 +39,10 @@ func TestReferenceReproducesStreamsVectors(t *testing.T) {
 			if v.Segments != nil {
 				inputs++
 				checkConnections(t, v)
+			}
+			if v.Announcement != nil {
+				inputs++
+				checkAnnouncement(t, v)
 			}
 			if inputs != 1 {
 				t.Fatalf("a streams vector has exactly one input and expectation; this one has %d", inputs)
@@ -100,6 +110,8 @@ func checkQueue(t *testing.T, v *corpus.StreamsVector) {
 		opts.Policy = streams.DropOldest
 	case "drop-newest":
 		opts.Policy = streams.DropNewest
+	case "":
+		opts.Policy = streams.DefaultPolicy
 	default:
 		t.Fatalf("policy %q unknown", v.Queue.Policy)
 	}
@@ -161,5 +173,23 @@ func checkConnections(t *testing.T, v *corpus.StreamsVector) {
 	}
 	if diff := cmp.Diff(v.ExpectConnections, got); diff != "" {
 		t.Errorf("connections (-want +got):\n%s", diff)
+	}
+}
+
+// checkAnnouncement reads the vector's StreamInfo as the reference reads an
+// announcement (ranvier-streams §6.6) and compares the read with the one
+// the vector states.
+func checkAnnouncement(t *testing.T, v *corpus.StreamsVector) {
+	m := new(messagepb.StreamInfo)
+	if err := proto.Unmarshal(v.Announcement, m); err != nil {
+		t.Fatalf("the announcement does not decode: %v", err)
+	}
+	want := new(conformpb.AnnouncementRead)
+	if err := protojson.Unmarshal(v.ExpectRead, want); err != nil {
+		t.Fatalf("expect_read: %v", err)
+	}
+	got := impl.AnnouncementRead(streams.ReadAnnouncement(impl.StreamInfoOf(m)))
+	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
+		t.Errorf("read (-want +got):\n%s", diff)
 	}
 }

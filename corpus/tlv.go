@@ -28,7 +28,8 @@ const (
 )
 
 // TLVVector is one golden vector of the tlv suite. Every expected value is
-// written from the graph model's words and RECONSTRUCTED §2's layout, never
+// written from the graph model's words and the pinned layout (the index's
+// reconstructed§tlv-* entries, which each vector's Spec names), never
 // from running the reference; the CRCs were computed with a bitwise CRC that
 // shares nothing with ref/tlv, and the corpus test checks them with another.
 type TLVVector struct {
@@ -68,6 +69,12 @@ type TLVVector struct {
 
 // VectorID returns v's ID.
 func (v *TLVVector) VectorID() string { return v.ID }
+
+// VectorSpec returns the section v enforces.
+func (v *TLVVector) VectorSpec() string { return v.Spec }
+
+// VectorTitle returns what v shows, in one line.
+func (v *TLVVector) VectorTitle() string { return v.Title }
 
 // PathBytes returns the string form of a path vector as bytes.
 func (v *TLVVector) PathBytes() []byte {

@@ -2,6 +2,7 @@ package corpus_test
 
 import (
 	"encoding/binary"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,7 +42,9 @@ func TestReferenceReproducesTLVVectors(t *testing.T) {
 
 // TestTLVCorpusCoversTheIssue names the vectors issue 5 requires: the printed
 // vectors, nesting one to four levels deep, every trailer combination, the LL
-// boundaries, malformed headers and FWD frames before and after a hop.
+// boundaries, malformed headers and FWD frames before and after a hop; and
+// those issue 15 adds: the CRC check values, FWDs of every op, a REPLY
+// carrying an answer.
 func TestTLVCorpusCoversTheIssue(t *testing.T) {
 	set, err := corpus.TLV()
 	if err != nil {
@@ -51,7 +54,8 @@ func TestTLVCorpusCoversTheIssue(t *testing.T) {
 		"nested-depth-1", "nested-depth-2", "nested-depth-3", "nested-depth-4",
 		"ll-ffff-short", "ll-10000-long", "ll-nonminimal",
 		"type-zero", "reserved-bit-6", "reserved-bit-7", "crc-code-3", "length-beyond-input",
-		"hop-strips-mount-run", "hop-terminus"}
+		"hop-strips-mount-run", "hop-terminus", "crc32c-check-value", "crc64xz-check-value",
+		"hop-op-read", "hop-op-await", "hop-op-subscribe", "record-fwd-reply-result"}
 	for _, ts := range []string{"0", "4", "6", "8"} {
 		for _, crc := range []string{"none", "crc32c", "crc64xz"} {
 			if ts != "0" || crc != "none" {
@@ -80,6 +84,26 @@ func TestTLVPrintedVectors(t *testing.T) {
 	} {
 		if got := corpus.FormatHex(set.Get(corpus.TLVVersion + "/" + id).Input); got != want {
 			t.Errorf("%s: input %s, the source prints %s", id, got, want)
+		}
+	}
+}
+
+// TestTLVCheckValueVectors: the two check-value vectors carry, as their
+// trailer's check, the catalogued check value of "123456789" for CRC-32C and
+// CRC-64/XZ (reconstructed§tlv-trailer#4, #5), and their payload ends with
+// "123456789"; TestReferenceReproducesTLVVectors checks the rest.
+func TestTLVCheckValueVectors(t *testing.T) {
+	set, err := corpus.TLV()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]uint64{"crc32c-check-value": 0xE3069283, "crc64xz-check-value": 0x995DC9BBDF1939FA} {
+		v := set.Get(corpus.TLVVersion + "/" + name)
+		if v.Trailer == nil || v.Trailer.Check != want {
+			t.Errorf("%s: trailer %+v, want the check 0x%X", name, v.Trailer, want)
+		}
+		if !strings.HasSuffix(string(v.Tree.Payload), "123456789") {
+			t.Errorf("%s: payload %s does not end with \"123456789\"", name, corpus.FormatHex(v.Tree.Payload))
 		}
 	}
 }

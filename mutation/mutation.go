@@ -7,29 +7,40 @@ package mutation
 
 import (
 	"context"
-	"maps"
+	"runtime"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/conform-suite/conform/cases"
 	"github.com/conform-suite/conform/reports"
 	"github.com/conform-suite/conform/runner"
+	"github.com/conform-suite/conform/suite"
+	"github.com/conform-suite/conform/sut"
 	"github.com/conform-suite/conform/sut/builtin"
 	"github.com/conform-suite/conform/sut/impl"
 	"github.com/conform-suite/conform/sut/mutant"
 )
 
-// DefaultConcurrency is how many runs go at once when Config.Concurrency is
-// zero. The live cases sleep far more than they compute, so this is above the
-// core count on purpose.
-const DefaultConcurrency = 16
+// DefaultConcurrency bounds the live cases running at once across the
+// table's runs when Config.Concurrency is zero. Live cases wait on real time
+// far more than they compute — the live mutants' runs use about a fifth of
+// one core — so the bound is well above the core count; the other cases,
+// which compute, run at most GOMAXPROCS at once. Past 32 the table's wall
+// time hardly shrinks (the longest runs' own waits are its floor) while the
+// node processes at once keep growing.
+const DefaultConcurrency = 32
+
+// parallel is how many cases of one run go at once, each over a fresh
+// implementation of its own.
+const parallel = 8
 
 // Config is one mutation table.
 type Config struct {
+	// Suites gives the reference and the mutants.
+	Suites *suite.Registry
 	// Cases is the whole catalogue.
 	Cases []cases.Case
-	// Mutants are the mutants to run; nil means mutant.All().
+	// Mutants are the mutants to run; nil means every mutant of Suites.
 	Mutants []mutant.Mutant
 	Seed    int64
 	// Env is the live cases' environment (the broker).
@@ -37,7 +48,9 @@ type Config struct {
 	// Self runs a binary that serves "reference node [--mutant NAME]", the
 	// node the ranvier-node cases launch; without it the node cases skip.
 	Self []string
-	// Concurrency bounds the runs going at once.
+	// Concurrency bounds the live cases running at once across every run
+	// of the table (each run's cases go up to 8 at once, each over a
+	// session of its own: a fresh implementation).
 	Concurrency int
 	// Corpus and Version go into each record.
 	Corpus, Version string
@@ -98,44 +111,62 @@ func CasesFor(all []cases.Case, m mutant.Mutant) []cases.Case {
 
 // Run runs the table. When ctx is cancelled the runs still going stop
 // between ops and their records are marked interrupted.
+//
+// Every run starts at once; what bounds the work is the cases running at
+// once across all of them (Config.Concurrency live cases, GOMAXPROCS
+// others), so that a live mutant's waits overlap with everything else and
+// the cases that compute never crowd out the live ones' timing.
 func Run(ctx context.Context, cfg Config) *Table {
 	if cfg.Mutants == nil {
-		cfg.Mutants = mutant.All()
+		cfg.Mutants = cfg.Suites.Mutants()
 	}
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = DefaultConcurrency
 	}
+	limits := runner.NewLimits(cfg.Concurrency, runtime.GOMAXPROCS(0))
 	t := &Table{Rows: make([]Row, len(cfg.Mutants))}
-	sem := make(chan struct{}, cfg.Concurrency)
+	type job struct {
+		spec, name string
+		fresh      func() *impl.Impl
+		cases      []cases.Case
+		into       **reports.Record
+		live       int // live cases: the waits that make a run long
+	}
+	jobs := []job{{spec: "builtin:reference", fresh: cfg.Suites.Reference, cases: cfg.Cases, into: &t.Reference}}
+	for i, m := range cfg.Mutants {
+		t.Rows[i].Mutant = m
+		jobs = append(jobs, job{spec: "builtin:mutant/" + m.Name, name: m.Name, cases: CasesFor(cfg.Cases, m), into: &t.Rows[i].Record,
+			fresh: func() *impl.Impl { return m.Apply(cfg.Suites.Reference()) }})
+	}
+	// The runs with most live cases start first: their waits are the
+	// table's longest path, and everything else fits beside them.
+	for i := range jobs {
+		jobs[i].live = liveCases(jobs[i].cases)
+	}
+	slices.SortStableFunc(jobs, func(a, b job) int { return b.live - a.live })
 	var wg sync.WaitGroup
-	do := func(spec, name string, im *impl.Impl, cs []cases.Case, into **reports.Record) {
+	for _, j := range jobs {
+		// Each session is a fresh implementation, as each process of a
+		// SUT conform starts is: no case sees another's state.
+		open := func() *impl.Impl {
+			im := j.fresh()
+			if len(cfg.Self) > 0 {
+				im.SetNodeCommand(mutant.NodeCommand(cfg.Self, j.name))
+			}
+			return im
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			if len(cfg.Self) > 0 {
-				im.SetNodeCommand(mutant.NodeCommand(cfg.Self, name))
-			}
-			*into = runner.Run(ctx, runner.Config{
-				Spec: spec, Client: builtin.New(spec, im), Cases: cs, Seed: cfg.Seed,
+			*j.into = runner.Run(ctx, runner.Config{
+				Spec: j.spec, Client: builtin.New(j.spec, open()), Cases: j.cases, Seed: cfg.Seed,
 				Env: cfg.Env, Corpus: cfg.Corpus, Version: cfg.Version,
+				Parallel: parallel, Limits: limits,
+				Open: func(context.Context) (sut.Client, error) { return builtin.New(j.spec, open()), nil },
 			})
 		}()
 	}
-	// The reference runs every case; its profiles go side by side, as the
-	// mutants do, and their records are merged in catalogue order.
-	parts := splitByProfile(cfg.Cases)
-	refs := make([]*reports.Record, len(parts))
-	for i := range parts {
-		do("builtin:reference", "", impl.Reference(), parts[i], &refs[i])
-	}
-	for i, m := range cfg.Mutants {
-		t.Rows[i].Mutant = m
-		do("builtin:mutant/"+m.Name, m.Name, m.Impl(), CasesFor(cfg.Cases, m), &t.Rows[i].Record)
-	}
 	wg.Wait()
-	t.Reference = merge(refs)
 	for i := range t.Rows {
 		r := &t.Rows[i]
 		for _, c := range r.Record.Cases {
@@ -145,6 +176,17 @@ func Run(ctx context.Context, cfg Config) *Table {
 		}
 	}
 	return t
+}
+
+// liveCases counts the live cases of cs.
+func liveCases(cs []cases.Case) int {
+	n := 0
+	for _, c := range cs {
+		if slices.Contains(c.Tags, runner.LiveTag) {
+			n++
+		}
+	}
+	return n
 }
 
 // Idle returns the IDs of the MUST cases among cs that no mutant of the table
@@ -164,45 +206,4 @@ func (t *Table) Idle(cs []cases.Case) []string {
 		}
 	}
 	return idle
-}
-
-// splitByProfile groups cs by profile, keeping each group in catalogue order.
-func splitByProfile(cs []cases.Case) [][]cases.Case {
-	index := map[string]int{}
-	var parts [][]cases.Case
-	for _, c := range cs {
-		i, ok := index[c.Profile]
-		if !ok {
-			i = len(parts)
-			index[c.Profile] = i
-			parts = append(parts, nil)
-		}
-		parts[i] = append(parts[i], c)
-	}
-	return parts
-}
-
-// merge joins the records of one SUT's runs over parts of a selection into
-// the record of one run over all of it.
-func merge(recs []*reports.Record) *reports.Record {
-	if len(recs) == 0 {
-		return &reports.Record{}
-	}
-	out := *recs[0]
-	out.Cases, out.Unimplemented = nil, nil
-	undeclared := map[string]bool{}
-	for _, r := range recs {
-		out.Cases = append(out.Cases, r.Cases...)
-		out.Unimplemented = append(out.Unimplemented, r.Unimplemented...)
-		out.Interrupted = out.Interrupted || r.Interrupted
-		out.DurationSec = max(out.DurationSec, r.DurationSec)
-		for _, p := range r.Undeclared {
-			undeclared[p] = true
-		}
-	}
-	out.Undeclared = slices.Sorted(maps.Keys(undeclared))
-	slices.SortFunc(out.Cases, func(a, b reports.CaseResult) int { return strings.Compare(a.ID, b.ID) })
-	out.Summarize()
-	out.ExitCode = runner.ExitCode(&out)
-	return &out
 }

@@ -7,7 +7,9 @@
 // an external binary: it listens on a random loopback port, allows messages
 // of DefaultMaxPayload (64 MiB) unless told otherwise, and has JetStream
 // enabled with its store in a temporary directory that Shutdown removes. It
-// logs nothing unless Options.Logf is set.
+// logs nothing unless Options.Logf is set. The store directory names the
+// process that owns it, so that when that process is killed before its
+// Shutdown, the next Start (or Sweep) removes what it left.
 //
 // A typical use:
 //
@@ -22,10 +24,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/conform-suite/conform/proc"
 )
 
 // Defaults applied to the zero fields of Options.
@@ -107,7 +113,16 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		readyTimeout = DefaultReadyTimeout
 	}
 
-	dir, err := os.MkdirTemp(o.TempDir, "conform-nats-js-*")
+	parent := o.TempDir
+	if parent == "" {
+		parent = os.TempDir()
+	}
+	// What a conform killed before its Shutdown left behind.
+	_, _ = Sweep(parent)
+	// The directory's name says whose it is. An owner file written into it
+	// would leave a moment, after the mkdir, in which a SIGKILL leaves a
+	// directory that names no owner and so is never swept.
+	dir, err := os.MkdirTemp(parent, storePrefix+proc.Self().String()+"-*")
 	if err != nil {
 		return nil, fmt.Errorf("natsserver: start: JetStream store directory: %w", err)
 	}
@@ -139,6 +154,58 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// A store directory is named storePrefix + its owner (proc.Owner.String)
+// + "-" + a random suffix.
+const (
+	storePrefix = "conform-nats-js-"
+	// legacyAge is the age past which a store directory whose name names no
+	// owner, left by a conform from before owners were named, is swept. A
+	// younger one may be a directory another program is creating right now.
+	legacyAge = 24 * time.Hour
+)
+
+// Sweep removes, from dir, the JetStream store directories of embedded
+// servers whose conform is no longer running: a conform killed by SIGKILL
+// cannot remove its own. A store directory's name names its owner (a
+// process ID, start time and PID namespace, see proc.Owner); the
+// directories of running owners are left alone. Start sweeps its parent
+// directory, and conform sweeps os.TempDir() as it starts. Sweep returns the
+// directories it removed.
+func Sweep(dir string) ([]string, error) {
+	stores, err := filepath.Glob(filepath.Join(dir, storePrefix+"*"))
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	var errs []error
+	for _, store := range stores {
+		if !stale(store) {
+			continue
+		}
+		if err := os.RemoveAll(store); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		removed = append(removed, store)
+	}
+	return removed, errors.Join(errs...)
+}
+
+// stale reports whether store belongs to no running conform.
+func stale(store string) bool {
+	st, err := os.Lstat(store)
+	if err != nil || !st.IsDir() {
+		return false
+	}
+	name := strings.TrimPrefix(filepath.Base(store), storePrefix)
+	if i := strings.IndexByte(name, '-'); i >= 0 {
+		if owner, err := proc.ParseOwner(name[:i]); err == nil {
+			return !owner.Alive()
+		}
+	}
+	return time.Since(st.ModTime()) > legacyAge
 }
 
 // waitReady waits, in short slices so that ctx is honoured, until the

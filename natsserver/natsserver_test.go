@@ -1,9 +1,15 @@
 package natsserver_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -24,7 +30,75 @@ import (
 // Shutdown does not join, it belongs here as an explicit
 // goleak.IgnoreTopFunction with the reason.
 func TestMain(m *testing.M) {
+	if dir := os.Getenv(envServeIn); dir != "" {
+		// A conform stand-in for TestKilledOwnerIsSwept: start a server
+		// with its store in dir, say where, and wait to be killed.
+		s, err := natsserver.Start(context.Background(), natsserver.Options{TempDir: dir})
+		if err != nil {
+			fmt.Println("error:", err)
+			os.Exit(1)
+		}
+		fmt.Println(s.StoreDir())
+		time.Sleep(10 * time.Minute)
+		os.Exit(1)
+	}
 	goleak.VerifyTestMain(m)
+}
+
+// envServeIn makes the test binary a process that serves, for a test that
+// kills it.
+const envServeIn = "NATSSERVER_TEST_SERVE_IN"
+
+// TestKilledOwnerIsSwept: a process holding an embedded server is killed by
+// SIGKILL, so its store directory stays; the next Start in the same parent
+// directory removes it, and leaves a running server's alone.
+func TestKilledOwnerIsSwept(t *testing.T) {
+	parent := t.TempDir()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), envServeIn+"="+parent)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	cmd.Process.Kill()
+	cmd.Wait()
+	dead := strings.TrimSpace(line)
+	if !strings.HasPrefix(dead, parent) {
+		t.Fatalf("the child printed %q", line)
+	}
+	if _, err := os.Stat(dead); err != nil {
+		t.Fatalf("the killed server's store directory is already gone: %v", err)
+	}
+	// A kill in the moment after the mkdir leaves an empty directory: its
+	// name alone must say that its owner is gone.
+	empty := dead + "-empty"
+	if err := os.Mkdir(empty, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	alive := start(t, natsserver.Options{TempDir: parent})
+	for _, d := range []string{dead, empty} {
+		if _, err := os.Stat(d); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("the killed server's store %s survived the next Start: %v", d, err)
+		}
+	}
+	// A legacy directory without an owner, young: left alone.
+	young := filepath.Join(parent, "conform-nats-js-young")
+	if err := os.Mkdir(young, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	removed, err := natsserver.Sweep(parent)
+	if err != nil || len(removed) != 0 {
+		t.Errorf("Sweep with only live or young stores removed %v (%v)", removed, err)
+	}
+	for _, d := range []string{alive.StoreDir(), young} {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("%s was swept: %v", d, err)
+		}
+	}
 }
 
 func start(t *testing.T, o natsserver.Options) *natsserver.Server {

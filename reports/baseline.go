@@ -2,11 +2,13 @@ package reports
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 )
@@ -88,19 +90,28 @@ func (e BaselineEntry) String() string {
 const maxBaselineErrors = 20
 
 // ParseBaseline reads a baseline in the format Baseline documents. Its error
-// names the line of every mistake ("line 3: …"), up to twenty of them.
+// names the line of every mistake ("line 3: …"), up to twenty of them. An
+// input above MaxBaselineSize is refused.
 func ParseBaseline(r io.Reader) (*Baseline, error) {
 	return parseBaseline(r, "line ")
 }
 
+// MaxBaselineSize bounds a baseline file: far above any list of known
+// failures conform's catalogue can need, and small enough that reading it
+// whole costs little.
+const MaxBaselineSize = 16 << 20
+
 // ReadBaseline reads the baseline file at path; its errors read
-// "path:3: …".
+// "path:3: …". A file above MaxBaselineSize is refused.
 func ReadBaseline(path string) (*Baseline, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading baseline: %w", err)
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > MaxBaselineSize {
+		return nil, fmt.Errorf("reading baseline %s: larger than %d MiB", path, MaxBaselineSize>>20)
+	}
 	b, err := parseBaseline(f, path+":")
 	if err != nil {
 		return nil, fmt.Errorf("baseline %s:\n%w", path, err)
@@ -109,10 +120,17 @@ func ReadBaseline(path string) (*Baseline, error) {
 }
 
 func parseBaseline(r io.Reader, where string) (*Baseline, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxBaselineSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxBaselineSize {
+		return nil, fmt.Errorf("larger than %d MiB: not a list of known failures", MaxBaselineSize>>20)
+	}
 	b := &Baseline{}
 	var errs []error
 	seen := map[string]int{}
-	sc := bufio.NewScanner(r)
+	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	n := 0
 	for sc.Scan() {
@@ -195,12 +213,12 @@ func parseBaselineLine(line string) (BaselineEntry, error) {
 
 // BaselineCase is a case of the record as a baseline sees it.
 type BaselineCase struct {
-	ID        string  `json:"id"`
-	Level     Level   `json:"level"`
-	Outcome   Outcome `json:"outcome"`
-	ErrorKind string  `json:"error_kind,omitempty"`
-	Message   string  `json:"message,omitempty"`
-	Reproduce string  `json:"reproduce,omitempty"`
+	ID        string    `json:"id"`
+	Level     Level     `json:"level"`
+	Outcome   Outcome   `json:"outcome"`
+	ErrorKind ErrorKind `json:"error_kind,omitempty"`
+	Message   string    `json:"message,omitempty"`
+	Reproduce string    `json:"reproduce,omitempty"`
 	// Entry is, for a known failure, the entry that excuses it; for a new
 	// failure, the expired entry that would have excused it, or nil; for an
 	// unexpected pass, the entry that lists it.
@@ -227,19 +245,46 @@ type BaselineResult struct {
 	// Expired are the entries past their expiry date, in file order; they
 	// excuse nothing.
 	Expired []BaselineEntry `json:"expired_entries"`
-	// Interrupted and NoSUT carry the record's own verdict, which no
-	// baseline excuses: an interrupted run, and a SUT that could not be
-	// started or never said Hello (record exit code 3).
-	Interrupted bool `json:"interrupted"`
-	NoSUT       bool `json:"no_sut"`
+	// Unimplemented are the MUST cases of profiles the SUT declares that
+	// it answered Unimplemented and no unexpired entry accepts, in record
+	// order; each makes its profile incomplete and fails the run. (Those an
+	// entry accepts are among Known, with outcome skip.) Empty under
+	// --allow-unimplemented, which accepts them all.
+	Unimplemented []BaselineCase `json:"unimplemented"`
+	// OutsideSelection are the unexpired entries that match no case of the
+	// record but some case of conform's catalogue: the run's --profile or
+	// --case left those cases out, so the entries are not stale.
+	OutsideSelection []BaselineEntry `json:"outside_selection"`
+	// Interrupted, NoSUT and NothingJudged carry the record's own verdict,
+	// which no baseline excuses: an interrupted run, a SUT that could not
+	// be started or never said Hello (record exit code 3), and a run that
+	// judged none of the cases it could have.
+	Interrupted   bool `json:"interrupted"`
+	NoSUT         bool `json:"no_sut"`
+	NothingJudged bool `json:"nothing_judged"`
 }
 
 // Apply classifies r's cases and b's entries against each other, judging
 // expiry on the calendar day of today (pass time.Now()). When several
 // entries match a case, the first unexpired one in file order excuses it.
-// Warn counts as failing only when r.Strict is set.
+// Warn counts as failing only when r.Strict is set. An unimplemented MUST
+// case of a declared profile is a gap an entry may accept, as it may
+// excuse a failure. Every entry matching no case of r is stale; see
+// ApplyWithin for a run that selected part of the catalogue.
 func (b *Baseline) Apply(r *Record, today time.Time) BaselineResult {
-	res := BaselineResult{Interrupted: r.Interrupted, NoSUT: r.ExitCode == 3}
+	return b.ApplyWithin(r, today, nil)
+}
+
+// ApplyWithin is Apply for a run that selected part of a catalogue whose
+// case IDs are catalogue: an entry that matches no case of r but some ID of
+// catalogue is outside the selection, not stale. A nil catalogue is r's
+// own cases.
+func (b *Baseline) ApplyWithin(r *Record, today time.Time, catalogue []string) BaselineResult {
+	res := BaselineResult{Interrupted: r.Interrupted, NoSUT: r.ExitCode == 3 || r.StartError != nil, NothingJudged: r.NothingJudged()}
+	unimpl := map[string]bool{}
+	for _, id := range r.Unimplemented {
+		unimpl[id] = true
+	}
 	var entries []BaselineEntry
 	if b != nil {
 		entries = b.Entries
@@ -252,7 +297,8 @@ func (b *Baseline) Apply(r *Record, today time.Time) BaselineResult {
 	matchesFailing := make([]bool, len(entries))
 	passes := make([][]int, len(entries)) // indices into r.Cases
 	for ci, c := range r.Cases {
-		failing := Failing(c, r.Strict)
+		gap := c.Outcome == Skip && c.Level == MUST && unimpl[c.ID]
+		failing := Failing(c, r.Strict) || gap
 		active, lapsed := -1, -1
 		for i, e := range entries {
 			if !MatchID(e.Pattern, c.ID) {
@@ -288,7 +334,12 @@ func (b *Baseline) Apply(r *Record, today time.Time) BaselineResult {
 		if lapsed >= 0 {
 			bc.Entry = &entries[lapsed]
 		}
-		res.New = append(res.New, bc)
+		switch {
+		case !gap:
+			res.New = append(res.New, bc)
+		case !r.AllowUnimplemented:
+			res.Unimplemented = append(res.Unimplemented, bc)
+		}
 	}
 	byCase := map[int]int{} // case index → entry index
 	for i, e := range entries {
@@ -312,7 +363,10 @@ func (b *Baseline) Apply(r *Record, today time.Time) BaselineResult {
 		switch {
 		case expired[i]:
 			res.Expired = append(res.Expired, e)
-		case !matched[i]:
+		case matched[i]:
+		case slices.ContainsFunc(catalogue, func(id string) bool { return MatchID(e.Pattern, id) }):
+			res.OutsideSelection = append(res.OutsideSelection, e)
+		default:
 			res.Stale = append(res.Stale, e)
 		}
 	}
@@ -330,16 +384,19 @@ func baselineCase(c CaseResult) BaselineCase {
 //
 //   - 3 when the SUT could not be started or never said Hello;
 //   - 1 on any new failure, or when the run was interrupted;
+//   - 1 on an unimplemented MUST case of a declared profile that no entry
+//     accepts (and --allow-unimplemented does not), or when the run judged
+//     none of the cases it could have;
 //   - 1 when strictBaseline is set and the baseline has unexpected passes,
 //     stale entries or expired entries;
 //   - 0 otherwise: every failure is a known one. Unexpected passes, stale
 //     and expired entries are reported, but without strictBaseline they do
-//     not fail the run.
+//     not fail the run; entries outside the selection never do.
 func (res BaselineResult) ExitCode(strictBaseline bool) int {
 	switch {
 	case res.NoSUT:
 		return 3
-	case len(res.New) > 0 || res.Interrupted:
+	case len(res.New) > 0 || res.Interrupted || len(res.Unimplemented) > 0 || res.NothingJudged:
 		return 1
 	case strictBaseline && (len(res.UnexpectedPasses) > 0 || len(res.Stale) > 0 || len(res.Expired) > 0):
 		return 1
@@ -348,9 +405,9 @@ func (res BaselineResult) ExitCode(strictBaseline bool) int {
 }
 
 // Clean reports whether the baseline is exactly right for the record: no new
-// failure, no unexpected pass, no stale or expired entry.
+// failure, no unaccepted gap, no unexpected pass, no stale or expired entry.
 func (res BaselineResult) Clean() bool {
-	return len(res.New) == 0 && len(res.UnexpectedPasses) == 0 && len(res.Stale) == 0 && len(res.Expired) == 0
+	return len(res.New) == 0 && len(res.Unimplemented) == 0 && len(res.UnexpectedPasses) == 0 && len(res.Stale) == 0 && len(res.Expired) == 0
 }
 
 // WriteBaselineText writes res for a terminal: a count line, then the new
@@ -358,8 +415,8 @@ func (res BaselineResult) Clean() bool {
 // then the known failures one line each.
 func WriteBaselineText(w io.Writer, res BaselineResult) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "baseline: %d known failure(s), %d new failure(s), %d unexpected pass(es), %d stale entr(ies), %d expired entr(ies)\n",
-		len(res.Known), len(res.New), len(res.UnexpectedPasses), len(res.Stale), len(res.Expired))
+	fmt.Fprintf(&b, "baseline: %d known failure(s), %d new failure(s), %d unaccepted unimplemented, %d unexpected pass(es), %d stale entr(ies), %d expired entr(ies)\n",
+		len(res.Known), len(res.New), len(res.Unimplemented), len(res.UnexpectedPasses), len(res.Stale), len(res.Expired))
 	for _, c := range res.New {
 		fmt.Fprintf(&b, "  NEW FAILURE      %-6s %s  %s%s\n", c.Level, c.ID, outcomeWords(c), suffix(": ", c.Message))
 		if c.Entry != nil {
@@ -368,6 +425,9 @@ func WriteBaselineText(w io.Writer, res BaselineResult) error {
 		if c.Reproduce != "" {
 			fmt.Fprintf(&b, "                   reproduce: %s\n", c.Reproduce)
 		}
+	}
+	for _, c := range res.Unimplemented {
+		fmt.Fprintf(&b, "  UNIMPLEMENTED    %-6s %s  in a declared profile; an entry or --allow-unimplemented accepts it\n", c.Level, c.ID)
 	}
 	for _, c := range res.UnexpectedPasses {
 		fmt.Fprintf(&b, "  UNEXPECTED PASS  %-6s %s  listed on line %d (%s): remove the entry\n", c.Level, c.ID, c.Entry.Line, c.Entry.Pattern)
@@ -378,6 +438,9 @@ func WriteBaselineText(w io.Writer, res BaselineResult) error {
 	for _, e := range res.Expired {
 		fmt.Fprintf(&b, "  EXPIRED ENTRY    line %d: %s expired on %s and excuses nothing\n", e.Line, e.Pattern, e.Expires.Format(dateLayout))
 	}
+	if n := len(res.OutsideSelection); n > 0 {
+		fmt.Fprintf(&b, "  %d entr(ies) match only cases this run did not select (not stale)\n", n)
+	}
 	for _, c := range res.Known {
 		fmt.Fprintf(&b, "  known failure    %-6s %s  %s (line %d: %s%s)\n", c.Level, c.ID, outcomeWords(c), c.Entry.Line, c.Entry.Reason, suffix("; ", c.Entry.Issue))
 	}
@@ -387,7 +450,10 @@ func WriteBaselineText(w io.Writer, res BaselineResult) error {
 	if res.Interrupted {
 		b.WriteString("  the run was interrupted: no baseline excuses that\n")
 	}
-	_, err := io.WriteString(w, b.String())
+	if res.NothingJudged {
+		b.WriteString("  the run judged none of the cases it could have: no baseline excuses that\n")
+	}
+	_, err := io.WriteString(w, Visible(b.String())) // messages come from the SUT
 	return err
 }
 
@@ -395,17 +461,20 @@ func WriteBaselineText(w io.Writer, res BaselineResult) error {
 // WriteMarkdown's summary in a pull request or GITHUB_STEP_SUMMARY.
 func WriteBaselineMarkdown(w io.Writer, res BaselineResult) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "### baseline\n\n%d known failure(s), **%d new failure(s)**, %d unexpected pass(es), %d stale entr(ies), %d expired entr(ies).\n\n",
-		len(res.Known), len(res.New), len(res.UnexpectedPasses), len(res.Stale), len(res.Expired))
+	fmt.Fprintf(&b, "### baseline\n\n%d known failure(s), **%d new failure(s)**, %d unaccepted unimplemented, %d unexpected pass(es), %d stale entr(ies), %d expired entr(ies).\n\n",
+		len(res.Known), len(res.New), len(res.Unimplemented), len(res.UnexpectedPasses), len(res.Stale), len(res.Expired))
 	for _, c := range res.New {
 		fmt.Fprintf(&b, "- ❌ new failure %s %s", mdCode(c.ID), outcomeWords(c))
 		if c.Message != "" {
-			fmt.Fprintf(&b, " — %s", mdEscape(clipText(c.Message, 300)))
+			fmt.Fprintf(&b, " — %s", mdEscape(Clip(c.Message, 300)))
 		}
 		if c.Entry != nil {
 			fmt.Fprintf(&b, " (its entry on line %d expired on %s)", c.Entry.Line, c.Entry.Expires.Format(dateLayout))
 		}
 		b.WriteString("\n")
+	}
+	for _, c := range clipCases(res.Unimplemented, mdCasesPerOutcome) {
+		fmt.Fprintf(&b, "- ❌ unimplemented %s in a declared profile, accepted by no entry\n", mdCode(c.ID))
 	}
 	for _, c := range res.UnexpectedPasses {
 		fmt.Fprintf(&b, "- 🎉 unexpected pass %s: remove line %d (%s)\n", mdCode(c.ID), c.Entry.Line, mdCode(c.Entry.Pattern))
@@ -446,7 +515,7 @@ func mdLinkTarget(u string) string {
 
 func outcomeWords(c BaselineCase) string {
 	if c.ErrorKind != "" {
-		return string(c.Outcome) + " (" + c.ErrorKind + ")"
+		return string(c.Outcome) + " (" + string(c.ErrorKind) + ")"
 	}
 	return string(c.Outcome)
 }
@@ -459,9 +528,10 @@ func suffix(sep, s string) string {
 }
 
 // FromRecord returns a baseline listing every failing case of r (fail and
-// error, and warn under --strict) by its exact ID, with its outcome and
+// error, and warn under --strict), and every MUST case of a declared profile
+// the SUT answered Unimplemented, by its exact ID, with its outcome and
 // message as the reason: what `conform baseline RECORD` prints. Applied to
-// the same record, it leaves no new failure.
+// the same record, it leaves no new failure and no unaccepted gap.
 func FromRecord(r *Record) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# conform baseline: the known failures of %s", oneLine(r.SUT.Spec))
@@ -475,10 +545,14 @@ func FromRecord(r *Record) string {
 	}
 	b.WriteString("\n")
 	b.WriteString("# One entry a line: ID-or-glob  reason  [issue=URL]  [expires=YYYY-MM-DD]\n")
+	unimpl := map[string]bool{}
+	for _, id := range r.Unimplemented {
+		unimpl[id] = true
+	}
 	var failing []CaseResult
 	width := 0
 	for _, c := range r.Cases {
-		if Failing(c, r.Strict) {
+		if Failing(c, r.Strict) || c.Outcome == Skip && c.Level == MUST && unimpl[c.ID] {
 			failing = append(failing, c)
 			width = max(width, len(EscapeID(c.ID)))
 		}
@@ -488,11 +562,14 @@ func FromRecord(r *Record) string {
 	}
 	for _, c := range failing {
 		reason := string(c.Outcome)
+		if c.Outcome == Skip {
+			reason = "declared, not implemented"
+		}
 		if c.ErrorKind != "" {
-			reason += " (" + c.ErrorKind + ")"
+			reason += " (" + string(c.ErrorKind) + ")"
 		}
 		if m := oneLine(c.Message); m != "" {
-			reason += ": " + clipText(m, 200)
+			reason += ": " + Clip(m, 200)
 		}
 		fmt.Fprintf(&b, "%-*s  %s\n", width, EscapeID(c.ID), baselineReason(reason))
 	}

@@ -131,19 +131,22 @@ func TestBaselineApply(t *testing.T) {
 		passes   []string
 		stale    []string
 		expired  []string
-		exit     int // without --strict-baseline
-		strictEx int // with --strict-baseline
+		unimpl   []string // gaps no entry accepts
+		allow    bool     // --allow-unimplemented
+		exit     int      // without --strict-baseline
+		strictEx int      // with --strict-baseline
 	}{
 		{
 			name:     "no baseline",
 			new:      []string{"wire/1.3/byte-at-a-time", "streams/3.1/keyed-on-pair", "streams/3.2/reorder"},
+			unimpl:   []string{"streams/5/gap-report"},
 			exit:     1,
 			strictEx: 1,
 		},
 		{
 			name:     "every failure known",
-			baseline: "wire/1.3/byte-at-a-time  splits\nstreams/3.*/**  streams are hard\n",
-			known:    []string{"wire/1.3/byte-at-a-time", "streams/3.1/keyed-on-pair", "streams/3.2/reorder"},
+			baseline: "wire/1.3/byte-at-a-time  splits\nstreams/3.*/**  streams are hard\nstreams/5/gap-report  gap reports come later\n",
+			known:    []string{"wire/1.3/byte-at-a-time", "streams/3.1/keyed-on-pair", "streams/3.2/reorder", "streams/5/gap-report"},
 			exit:     0,
 			strictEx: 0,
 		},
@@ -152,13 +155,14 @@ func TestBaselineApply(t *testing.T) {
 			baseline: "wire/1.3/byte-at-a-time  splits\nstreams/3.2/reorder  hangs\n",
 			known:    []string{"wire/1.3/byte-at-a-time", "streams/3.2/reorder"},
 			new:      []string{"streams/3.1/keyed-on-pair"},
+			unimpl:   []string{"streams/5/gap-report"},
 			exit:     1,
 			strictEx: 1,
 		},
 		{
 			name:     "unexpected pass of an exact entry",
 			baseline: "wire/**  wire is broken\nstreams/  so are streams\nstreams/3.4/window-is-64  window\n",
-			known:    []string{"wire/1.3/byte-at-a-time", "streams/3.1/keyed-on-pair", "streams/3.2/reorder"},
+			known:    []string{"wire/1.3/byte-at-a-time", "streams/3.1/keyed-on-pair", "streams/3.2/reorder", "streams/5/gap-report"},
 			passes:   []string{"streams/3.4/window-is-64"},
 			exit:     0,
 			strictEx: 1,
@@ -166,14 +170,14 @@ func TestBaselineApply(t *testing.T) {
 		{
 			name:     "a glob that still excuses a failure reports no pass",
 			baseline: "wire/*/*  some wire cases fail\nstreams/**  streams\n",
-			known:    []string{"wire/1.3/byte-at-a-time", "streams/3.1/keyed-on-pair", "streams/3.2/reorder"},
+			known:    []string{"wire/1.3/byte-at-a-time", "streams/3.1/keyed-on-pair", "streams/3.2/reorder", "streams/5/gap-report"},
 			exit:     0,
 			strictEx: 0,
 		},
 		{
 			name:     "a glob that excuses nothing reports its passes",
 			baseline: "wire/1.3/byte-at-a-time  splits\nstreams/**  streams\nwire/*/[pc]*  old trouble\n",
-			known:    []string{"wire/1.3/byte-at-a-time", "streams/3.1/keyed-on-pair", "streams/3.2/reorder"},
+			known:    []string{"wire/1.3/byte-at-a-time", "streams/3.1/keyed-on-pair", "streams/3.2/reorder", "streams/5/gap-report"},
 			passes:   []string{"wire/1.2/prefix-big-endian", "wire/2/ceiling-accepted"},
 			exit:     0,
 			strictEx: 1,
@@ -181,7 +185,7 @@ func TestBaselineApply(t *testing.T) {
 		{
 			name:     "stale entries",
 			baseline: "wire/1.3/byte-at-a-time  splits\nstreams/**  streams\nwire/9/retired  gone\ndoppler/**  not run\n",
-			known:    []string{"wire/1.3/byte-at-a-time", "streams/3.1/keyed-on-pair", "streams/3.2/reorder"},
+			known:    []string{"wire/1.3/byte-at-a-time", "streams/3.1/keyed-on-pair", "streams/3.2/reorder", "streams/5/gap-report"},
 			stale:    []string{"wire/9/retired", "doppler/**"},
 			exit:     0,
 			strictEx: 1,
@@ -189,7 +193,7 @@ func TestBaselineApply(t *testing.T) {
 		{
 			name:     "entries matching skip, info and warn only are neither stale nor passes",
 			baseline: "wire/1.3/byte-at-a-time  splits\nstreams/3.*/**  streams\nstreams/5/gap-report  gaps\nwire/8/large-descriptor  big\nwire/6.4/unreadable-counted  counts\n",
-			known:    []string{"wire/1.3/byte-at-a-time", "streams/3.1/keyed-on-pair", "streams/3.2/reorder"},
+			known:    []string{"wire/1.3/byte-at-a-time", "streams/3.1/keyed-on-pair", "streams/3.2/reorder", "streams/5/gap-report"},
 			exit:     0,
 			strictEx: 0,
 		},
@@ -199,13 +203,14 @@ func TestBaselineApply(t *testing.T) {
 			known:    []string{"wire/1.3/byte-at-a-time"},
 			new:      []string{"streams/3.1/keyed-on-pair", "streams/3.2/reorder"},
 			expired:  []string{"streams/**"},
+			unimpl:   []string{"streams/5/gap-report"},
 			exit:     1,
 			strictEx: 1,
 		},
 		{
 			name:     "an expired entry reported even when nothing else is wrong",
 			baseline: "wire/1.3/byte-at-a-time  splits\nstreams/**  streams\nwire/2/ceiling-accepted  old  expires=2025-12-31\n",
-			known:    []string{"wire/1.3/byte-at-a-time", "streams/3.1/keyed-on-pair", "streams/3.2/reorder"},
+			known:    []string{"wire/1.3/byte-at-a-time", "streams/3.1/keyed-on-pair", "streams/3.2/reorder", "streams/5/gap-report"},
 			expired:  []string{"wire/2/ceiling-accepted"},
 			exit:     0,
 			strictEx: 1,
@@ -213,7 +218,7 @@ func TestBaselineApply(t *testing.T) {
 		{
 			name:     "an unexpired entry excuses what an expired one no longer does",
 			baseline: "streams/3.1/keyed-on-pair  old  expires=2020-01-01\nstreams/**  streams\nwire/1.3/byte-at-a-time  splits\n",
-			known:    []string{"wire/1.3/byte-at-a-time", "streams/3.1/keyed-on-pair", "streams/3.2/reorder"},
+			known:    []string{"wire/1.3/byte-at-a-time", "streams/3.1/keyed-on-pair", "streams/3.2/reorder", "streams/5/gap-report"},
 			expired:  []string{"streams/3.1/keyed-on-pair"},
 			exit:     0,
 			strictEx: 1,
@@ -222,7 +227,7 @@ func TestBaselineApply(t *testing.T) {
 			name:     "warn is a failure under --strict",
 			strict:   true,
 			baseline: "wire/1.3/byte-at-a-time  splits\nstreams/**  streams\n",
-			known:    []string{"wire/1.3/byte-at-a-time", "streams/3.1/keyed-on-pair", "streams/3.2/reorder"},
+			known:    []string{"wire/1.3/byte-at-a-time", "streams/3.1/keyed-on-pair", "streams/3.2/reorder", "streams/5/gap-report"},
 			new:      []string{"wire/6.4/unreadable-counted"},
 			exit:     1,
 			strictEx: 1,
@@ -231,7 +236,15 @@ func TestBaselineApply(t *testing.T) {
 			name:     "a known warn under --strict",
 			strict:   true,
 			baseline: "wire/1.3/byte-at-a-time  splits\nstreams/**  streams\nwire/6.4/*  counting\n",
-			known:    []string{"wire/1.3/byte-at-a-time", "wire/6.4/unreadable-counted", "streams/3.1/keyed-on-pair", "streams/3.2/reorder"},
+			known:    []string{"wire/1.3/byte-at-a-time", "wire/6.4/unreadable-counted", "streams/3.1/keyed-on-pair", "streams/3.2/reorder", "streams/5/gap-report"},
+			exit:     0,
+			strictEx: 0,
+		},
+		{
+			name:     "--allow-unimplemented accepts every gap",
+			allow:    true,
+			baseline: "wire/1.3/byte-at-a-time  splits\nstreams/3.*/**  streams are hard\n",
+			known:    []string{"wire/1.3/byte-at-a-time", "streams/3.1/keyed-on-pair", "streams/3.2/reorder"},
 			exit:     0,
 			strictEx: 0,
 		},
@@ -240,6 +253,7 @@ func TestBaselineApply(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := fixture()
 			r.Strict = tt.strict
+			r.AllowUnimplemented = tt.allow
 			b, err := ParseBaseline(strings.NewReader(tt.baseline))
 			if err != nil {
 				t.Fatalf("ParseBaseline: %v", err)
@@ -256,6 +270,7 @@ func TestBaselineApply(t *testing.T) {
 			check("unexpected passes", ids(res.UnexpectedPasses), tt.passes)
 			check("stale entries", patterns(res.Stale), tt.stale)
 			check("expired entries", patterns(res.Expired), tt.expired)
+			check("unaccepted gaps", ids(res.Unimplemented), tt.unimpl)
 			if got := res.ExitCode(false); got != tt.exit {
 				t.Errorf("ExitCode(false) = %d, want %d", got, tt.exit)
 			}
@@ -276,7 +291,7 @@ func TestBaselineApply(t *testing.T) {
 			if err := WriteBaselineText(&text, res); err != nil {
 				t.Fatal(err)
 			}
-			for _, id := range append(slices.Clone(tt.new), tt.passes...) {
+			for _, id := range slices.Concat(tt.new, tt.passes, tt.unimpl) {
 				if !strings.Contains(text.String(), id) {
 					t.Errorf("the terminal report does not name %s:\n%s", id, text.String())
 				}
@@ -345,6 +360,7 @@ func TestFromRecord(t *testing.T) {
 		"wire/1.3/byte-at-a-time    fail: issue:https://x.org/1 expires:2027-01-01 broke across lines\n",
 		"streams/3.2/reorder        error (timeout): the SUT did not answer within 10s\n",
 		`wire/1.3/odd\[id\]\*       fail: odd` + "\n",
+		"streams/5/gap-report       declared, not implemented: unimplemented: gap reports\n",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the baseline lacks %q:\n%s", want, text)
@@ -361,8 +377,8 @@ func TestFromRecord(t *testing.T) {
 	if len(res.New) != 0 || !res.Clean() || res.ExitCode(true) != 0 {
 		t.Errorf("FromRecord's baseline applied to its record: %+v", res)
 	}
-	if len(res.Known) != 4 {
-		t.Errorf("%d known failures, want 4", len(res.Known))
+	if len(res.Known) != 5 {
+		t.Errorf("%d known failures, want 5 (4 failing cases and 1 declared, unimplemented)", len(res.Known))
 	}
 	if b.Entries[0].Issue != "" || !b.Entries[0].Expires.IsZero() {
 		t.Errorf("words of a message became tokens: %+v", b.Entries[0])
@@ -391,7 +407,8 @@ func TestWriteBaselineMarkdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"1 known failure(s), **2 new failure(s)**, 1 unexpected pass(es), 1 stale entr(ies), 0 expired entr(ies).",
+		"1 known failure(s), **2 new failure(s)**, 1 unaccepted unimplemented, 1 unexpected pass(es), 1 stale entr(ies), 0 expired entr(ies).",
+		"- ❌ unimplemented `streams/5/gap-report` in a declared profile, accepted by no entry",
 		"- ❌ new failure `streams/3.1/keyed-on-pair` fail",
 		"- 🎉 unexpected pass `streams/3.4/window-is-64`: remove line 2",
 		"- stale entry on line 3: `wire/9/gone` matches no case",

@@ -9,23 +9,47 @@ import (
 	"time"
 )
 
+// MaxRecordSize bounds the record file ReadJSON reads. A record bounds what
+// it keeps of each case (CaseResult.Bound), so a real one stays far below;
+// a larger file is refused before it is read whole.
+const MaxRecordSize = 256 << 20
+
 // ReadJSON reads the record at path, as WriteJSON writes it. It fails when the
-// file is not JSON or not a conform record of this schema.
+// file is larger than MaxRecordSize, is not JSON, or is not a conform record
+// of this schema or the previous one (SchemaV1, whose records lack the
+// fields version 2 added).
 func ReadJSON(path string) (*Record, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading record: %w", err)
 	}
-	var r Record
-	if err := json.Unmarshal(data, &r); err != nil {
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxRecordSize+1))
+	if err != nil {
 		return nil, fmt.Errorf("reading record %s: %w", path, err)
 	}
+	if len(data) > MaxRecordSize {
+		return nil, fmt.Errorf("reading record %s: larger than %d MiB: not a record conform wrote", path, MaxRecordSize>>20)
+	}
+	r, err := ParseRecord(data)
+	if err != nil {
+		return nil, fmt.Errorf("reading record %s: %w", path, err)
+	}
+	return r, nil
+}
+
+// ParseRecord decodes a record from its JSON, as ReadJSON does for a file.
+func ParseRecord(data []byte) (*Record, error) {
+	var r Record
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, err
+	}
 	switch r.Schema {
-	case SchemaID:
+	case SchemaID, SchemaV1:
 	case "":
-		return nil, fmt.Errorf("reading record %s: not a conform record (no \"schema\": %q)", path, SchemaID)
+		return nil, fmt.Errorf("not a conform record (no \"schema\": %q)", SchemaID)
 	default:
-		return nil, fmt.Errorf("reading record %s: schema %q, but this conform reads %q", path, r.Schema, SchemaID)
+		return nil, fmt.Errorf("schema %q, but this conform reads %q", r.Schema, SchemaID)
 	}
 	return &r, nil
 }
@@ -233,7 +257,7 @@ func WriteDiff(w io.Writer, d RecordDiff) error {
 			}
 			fmt.Fprintf(&b, "  %-14s %-6s %s", change, c.Level, c.ID)
 			if c.Message != "" {
-				fmt.Fprintf(&b, "  %s", clipText(c.Message, 200))
+				fmt.Fprintf(&b, "  %s", Clip(c.Message, 200))
 			}
 			b.WriteString("\n")
 			if reproduce && c.Reproduce != "" {
@@ -251,7 +275,9 @@ func WriteDiff(w io.Writer, d RecordDiff) error {
 	}
 	fmt.Fprintf(&b, "\n%d regression(s), %d fix(es), %d other change(s), %d added, %d removed, %d unchanged\n",
 		len(d.Regressions), len(d.Fixes), len(d.Changed), len(d.Added), len(d.Removed), d.Unchanged)
-	if _, err := io.WriteString(w, b.String()); err != nil {
+	// Messages come from SUTs, the records from anywhere: no control
+	// character reaches the terminal raw.
+	if _, err := io.WriteString(w, Visible(b.String())); err != nil {
 		return fmt.Errorf("writing diff: %w", err)
 	}
 	return nil

@@ -18,7 +18,7 @@ var htmlTemplateText string
 
 // htmlTemplate is parsed once; executing a template is safe for concurrent
 // use, and nothing modifies it after initialisation.
-var htmlTemplate = template.Must(template.New("page").Parse(htmlTemplateText))
+var htmlTemplate = template.Must(template.New("page").Funcs(template.FuncMap{"visible": Visible}).Parse(htmlTemplateText))
 
 // WriteHTML writes r as one self-contained HTML page: inline CSS and
 // JavaScript, no font, image, script or style fetched from anywhere (a
@@ -32,11 +32,18 @@ var htmlTemplate = template.Must(template.New("page").Parse(htmlTemplateText))
 // notes, and the command that reproduces the case. Each case is a <details>
 // element carrying data-suite, data-level, data-outcome and data-id
 // attributes, which the filters read; failing and erring cases start open.
-// Without JavaScript every case shows. The filters start with passing cases
-// hidden when any case did not pass, and a URL fragment such as
+// The cases are listed failing first — fail, error, warn, then the cases not
+// run because the SUT was lost or not started, skip, info and pass — each
+// group in record order, so that the page opens on what went wrong even
+// without JavaScript, where every case shows. When any case failed, erred
+// or warned, the filters start with only those shown (skip, info and pass
+// one click away); otherwise every case shows. A URL fragment such as
 // #outcome=fail,error&suite=wire&q=window presets them. Once its script
 // has run, the page sets data-js="ready" and data-shown (the number of cases
 // shown) on its <html> element.
+//
+// Above the cases, the page gives the verdict on each profile the SUT
+// declares, and why the SUT could not be started or was lost.
 //
 // All text is escaped by html/template.
 func WriteHTML(w io.Writer, r *Record) error {
@@ -48,7 +55,11 @@ func WriteHTML(w io.Writer, r *Record) error {
 
 // htmlPage is the template's data.
 type htmlPage struct {
-	R        *Record
+	R *Record
+	// Carrier is the record's carrier when it says more than the SUT
+	// spec does, else "".
+	Carrier  string
+	Profiles []ProfileVerdict
 	Verdict  verdict
 	Hello    helloInfo
 	Started  string
@@ -118,7 +129,10 @@ type htmlLine struct {
 }
 
 func htmlPageOf(r *Record) htmlPage {
-	p := htmlPage{R: r, Verdict: verdictOf(r), Hello: hello(r), Outcomes: Outcomes}
+	p := htmlPage{R: r, Verdict: verdictOf(r), Hello: hello(r), Outcomes: Outcomes, Profiles: r.Summary.ByProfile}
+	if r.SUT.Carrier != r.SUT.Spec {
+		p.Carrier = r.SUT.Carrier
+	}
 	if !r.Started.IsZero() {
 		p.Started = r.Started.UTC().Format(time.RFC3339)
 	}
@@ -143,13 +157,13 @@ func htmlPageOf(r *Record) htmlPage {
 	// The filters count what the page holds, so that they always agree
 	// with the rows they show.
 	suiteN, levelN, outcomeN := map[string]int{}, map[string]int{}, map[string]int{}
-	anyNonPass := false
+	anyProblem := false
 	for _, c := range r.Cases {
 		suiteN[SuiteOf(c.ID)]++
 		levelN[string(c.Level)]++
 		outcomeN[string(c.Outcome)]++
-		if c.Outcome != Pass {
-			anyNonPass = true
+		if problem(c.Outcome) {
+			anyProblem = true
 		}
 	}
 	var suiteOpts, levelOpts, outcomeOpts []htmlOption
@@ -170,7 +184,8 @@ func htmlPageOf(r *Record) htmlPage {
 		}
 	}
 	for _, o := range outcomes {
-		outcomeOpts = append(outcomeOpts, htmlOption{Value: string(o), N: outcomeN[string(o)], Checked: o != Pass || !anyNonPass})
+		quiet := o == Pass || o == Info || o == Skip
+		outcomeOpts = append(outcomeOpts, htmlOption{Value: string(o), N: outcomeN[string(o)], Checked: !quiet || !anyProblem})
 	}
 	p.Filters = []htmlFilter{
 		{Dim: "suite", Label: "Suite", Options: suiteOpts},
@@ -178,12 +193,19 @@ func htmlPageOf(r *Record) htmlPage {
 		{Dim: "outcome", Label: "Outcome", Options: outcomeOpts},
 	}
 
-	for _, c := range r.Cases {
-		hc := htmlCase{CaseResult: c, Suite: SuiteOf(c.ID), Open: Failing(c, r.Strict)}
+	ordered := slices.Clone(r.Cases)
+	slices.SortStableFunc(ordered, func(a, b CaseResult) int { return htmlRank(r, a) - htmlRank(r, b) })
+	for _, c := range ordered {
+		hc := htmlCase{CaseResult: c, Suite: SuiteOf(c.ID), Open: Failing(c, r.Strict) && !notRunCase(r, c)}
+		hc.Message = Visible(Clip(c.Message, htmlFieldLimit))
+		hc.Notes = nil
+		for _, n := range c.Notes {
+			hc.Notes = append(hc.Notes, Visible(Clip(n, htmlFieldLimit)))
+		}
 		for _, e := range c.Evidence {
-			he := htmlEvidence{Message: visible(clipText(e.Message, htmlFieldLimit))}
+			he := htmlEvidence{Message: Visible(Clip(e.Message, htmlFieldLimit))}
 			for _, f := range evidenceFields(e) {
-				hf := htmlField{Name: f.Name, Class: f.Name, Text: visible(clipText(f.Value, htmlFieldLimit))}
+				hf := htmlField{Name: f.Name, Class: f.Name, Text: Visible(Clip(f.Value, htmlFieldLimit))}
 				switch f.Name {
 				case "input":
 					hf.Text = hexDump(hf.Text)
@@ -197,6 +219,38 @@ func htmlPageOf(r *Record) htmlPage {
 		p.Cases = append(p.Cases, hc)
 	}
 	return p
+}
+
+// problem reports whether o is an outcome a reader must see first.
+func problem(o Outcome) bool {
+	return o != Pass && o != Info && o != Skip
+}
+
+// notRunCase reports whether c was recorded without being run: the SUT was
+// lost before it, or could not be started.
+func notRunCase(r *Record, c CaseResult) bool {
+	return c.Outcome == Error && (c.ErrorKind == KindLost && r.Lost != nil || c.ErrorKind == KindStart && r.StartError != nil)
+}
+
+// htmlRank orders the cases on the page: what went wrong first.
+func htmlRank(r *Record, c CaseResult) int {
+	switch {
+	case c.Outcome == Fail:
+		return 0
+	case notRunCase(r, c):
+		return 3
+	case c.Outcome == Error:
+		return 1
+	case c.Outcome == Warn:
+		return 2
+	case c.Outcome == Skip:
+		return 4
+	case c.Outcome == Info:
+		return 5
+	case c.Outcome == Pass:
+		return 6
+	}
+	return 1 // an outcome this conform does not know: never hidden below
 }
 
 // levelsOf returns the levels of r's cases and summary, MUST, SHOULD, MAY and

@@ -216,7 +216,10 @@ func TestHTMLInChromium(t *testing.T) {
 		// shown says which rows the filters leave visible.
 		shown func(c CaseResult) bool
 	}{
-		{"default hides passes", "", func(c CaseResult) bool { return c.Outcome != Pass }},
+		// The fixture holds failures, so the page opens on them alone.
+		{"default shows what went wrong", "", func(c CaseResult) bool {
+			return c.Outcome == Fail || c.Outcome == Error || c.Outcome == Warn
+		}},
 		{"outcome fail", "outcome=fail", func(c CaseResult) bool { return c.Outcome == Fail }},
 		{"suite and outcomes", "suite=streams&outcome=pass,fail,error", func(c CaseResult) bool {
 			return SuiteOf(c.ID) == "streams" && (c.Outcome == Pass || c.Outcome == Fail || c.Outcome == Error)
@@ -268,5 +271,59 @@ func TestHTMLInChromium(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestHTMLFailuresFirst: the page lists failing cases first and opens with
+// only fail, error and warn shown; skip, info and pass sit behind their
+// filters. The header names the carrier only where it says more than the
+// SUT spec.
+func TestHTMLFailuresFirst(t *testing.T) {
+	r := fixture()
+	page := renderHTML(t, r)
+	pos := func(id string) int {
+		i := strings.Index(page, `data-id="`+id+`"`)
+		if i < 0 {
+			t.Fatalf("no row for %s", id)
+		}
+		return i
+	}
+	order := []string{"wire/1.3/byte-at-a-time", "streams/3.1/keyed-on-pair", "streams/3.2/reorder", "wire/6.4/unreadable-counted",
+		"streams/5/gap-report", "wire/8/large-descriptor", "wire/1.2/prefix-big-endian", "wire/2/ceiling-accepted", "streams/3.4/window-is-64"}
+	for i := 1; i < len(order); i++ {
+		if pos(order[i-1]) > pos(order[i]) {
+			t.Errorf("%s comes after %s", order[i-1], order[i])
+		}
+	}
+	for o, checked := range map[string]bool{"fail": true, "error": true, "warn": true, "skip": false, "info": false, "pass": false} {
+		has := strings.Contains(page, `data-dim="outcome" value="`+o+`" checked`)
+		if has != checked {
+			t.Errorf("outcome %s checked=%v, want %v", o, has, checked)
+		}
+	}
+	for _, want := range []string{`<table class="counts" id="by-profile">`, `<td>wire</td><td>not-conformant</td><td>3 of 3</td>`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	r.SUT.Spec, r.SUT.Carrier = "builtin:mutant/x", "builtin:mutant/x"
+	if page := renderHTML(t, r); strings.Contains(page, "</code> over ") {
+		t.Error("the header names the SUT twice")
+	}
+}
+
+// TestHTMLLostAndNotStarted: the page says once why the SUT was lost or
+// could not be started, escaping what the SUT wrote.
+func TestHTMLLostAndNotStarted(t *testing.T) {
+	r := lostRecord()
+	r.Lost.Last.Stderr = "<b>bold</b>\x1b[2J"
+	page := renderHTML(t, r)
+	for _, want := range []string{`id="lost"`, "<code>wire/3/t2</code>: 3 consecutive ops unanswered; 60 case(s) were not run.", "&lt;b&gt;bold&lt;/b&gt;\\x1b[2J"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	if i, j := strings.Index(page, `data-id="wire/3/t0"`), strings.Index(page, `data-id="wire/4/n00"`); i > j {
+		t.Error("cases not run come before the errors that lost the SUT")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -167,6 +168,10 @@ func junitProperties(r *Record) []junitProperty {
 	if r.Interrupted {
 		props = append(props, junitProperty{"interrupted", "true"})
 	}
+	for _, v := range r.Summary.ByProfile {
+		props = append(props, junitProperty{"profile." + xmlSafe(v.Profile), xmlSafe(v.String())})
+	}
+	props = append(props, junitProperty{"verdict", xmlSafe(verdictOf(r).Headline)})
 	return props
 }
 
@@ -185,6 +190,23 @@ func suiteNotes(r *Record, suite string) string {
 	}
 	if r.Interrupted {
 		b.WriteString("The run was interrupted: the record holds the cases that ran.\n")
+	}
+	if f := r.StartError; f != nil {
+		fmt.Fprintf(&b, "%s (%s): %s\n", capitalize(f.StartHeadline()), f.Kind, oneLine(f.Message))
+		if f.Exit != "" {
+			fmt.Fprintf(&b, "exit: %s\n", f.Exit)
+		}
+		if f.Stderr != "" {
+			fmt.Fprintf(&b, "the SUT's standard error ended with:\n%s\n", f.Stderr)
+		}
+	}
+	if l := r.Lost; l != nil {
+		fmt.Fprintf(&b, "The SUT was presumed lost after %s: %s; %d case(s) were not run.\n", l.After, l.Reason, l.NotRun)
+	}
+	for _, v := range r.Summary.ByProfile {
+		if slices.ContainsFunc(r.Cases, func(c CaseResult) bool { return c.Profile == v.Profile && SuiteOf(c.ID) == suite }) {
+			fmt.Fprintf(&b, "profile %s\n", v.String())
+		}
 	}
 	return b.String()
 }
@@ -216,7 +238,7 @@ func junitCaseOf(c CaseResult, strict bool) junitCase {
 		if kind == "" {
 			kind = "error"
 		}
-		jc.Error = &junitProblem{Message: message, Type: xmlSafe(kind), Text: text}
+		jc.Error = &junitProblem{Message: message, Type: xmlSafe(string(kind)), Text: text}
 	case Skip:
 		jc.Skipped = &junitProblem{Message: message}
 	case Info:

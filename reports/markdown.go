@@ -61,6 +61,20 @@ func WriteMarkdown(w io.Writer, r *Record) error {
 	if len(r.Unimplemented) > 0 {
 		fmt.Fprintf(&b, "> **Coverage:** %d case(s) in profiles the SUT declares answered Unimplemented.\n\n", len(r.Unimplemented))
 	}
+	if f := r.StartError; f != nil {
+		fmt.Fprintf(&b, "> **%s** (%s): %s", capitalize(f.StartHeadline()), f.Kind, mdEscape(Clip(f.Message, 300)))
+		if f.Exit != "" {
+			fmt.Fprintf(&b, " — %s", mdCode(Clip(f.Exit, 100)))
+		}
+		b.WriteString("\n\n")
+		if f.Stderr != "" {
+			b.WriteString(mdFence(Visible(ClipTail(f.Stderr, mdFieldLimit))) + "\n\n")
+		}
+	}
+	if l := r.Lost; l != nil {
+		fmt.Fprintf(&b, "> **The SUT was presumed lost** after %s: %s; %d case(s) were not run.\n\n", mdCode(l.After), mdEscape(l.Reason), l.NotRun)
+	}
+	writeMarkdownProfiles(&b, r)
 
 	writeMarkdownCounts(&b, r)
 
@@ -78,6 +92,39 @@ func WriteMarkdown(w io.Writer, r *Record) error {
 		return fmt.Errorf("writing Markdown summary: %w", err)
 	}
 	return nil
+}
+
+// writeMarkdownProfiles writes the verdict on each declared profile.
+func writeMarkdownProfiles(b *strings.Builder, r *Record) {
+	var shown []ProfileVerdict
+	var notSelected []string
+	for _, v := range r.Summary.ByProfile {
+		if v.Status == ProfileNotSelected {
+			notSelected = append(notSelected, v.Profile)
+		} else {
+			shown = append(shown, v)
+		}
+	}
+	if len(shown) == 0 && len(notSelected) == 0 {
+		return
+	}
+	if len(shown) > 0 {
+		b.WriteString("| declared profile | verdict | MUST judged | MUST passed | unimplemented | failed | errors |\n|:--|:--|--:|--:|--:|--:|--:|\n")
+		for _, v := range shown {
+			status := string(v.Status)
+			if v.Accepted != "" {
+				status += " (accepted: " + v.Accepted + ")"
+			}
+			if v.PartialSelection() {
+				status += fmt.Sprintf(" (selected %d of %d MUST)", v.Must, v.MustInCatalogue)
+			}
+			fmt.Fprintf(b, "| %s | %s | %d of %d | %d | %d | %d | %d |\n", mdEscape(v.Profile), mdEscape(status), v.MustJudged, v.Must, v.MustPassed, v.MustUnimplemented, v.Failed, v.Errors)
+		}
+		b.WriteString("\n")
+	}
+	if len(notSelected) > 0 {
+		fmt.Fprintf(b, "Declared, not selected: %s.\n\n", mdCodes(notSelected))
+	}
 }
 
 // writeMarkdownCounts writes the suite × outcome table.
@@ -130,10 +177,10 @@ func writeMarkdownCases(b *strings.Builder, o Outcome, cs []CaseResult) {
 		}
 		fmt.Fprintf(b, "- **%s** %s · %s", mdCode(c.ID), c.Level, mdEscape(c.Spec))
 		if c.ErrorKind != "" {
-			fmt.Fprintf(b, " · %s", mdEscape(c.ErrorKind))
+			fmt.Fprintf(b, " · %s", mdEscape(string(c.ErrorKind)))
 		}
 		if m := oneLine(firstMessage(c)); m != "" {
-			fmt.Fprintf(b, " — %s", mdEscape(clipText(m, 300)))
+			fmt.Fprintf(b, " — %s", mdEscape(Clip(m, 300)))
 		}
 		if c.Reproduce != "" {
 			// A backslash before the newline is a hard line break.
@@ -153,7 +200,7 @@ func writeMarkdownCases(b *strings.Builder, o Outcome, cs []CaseResult) {
 func markdownEvidence(c CaseResult) string {
 	var t strings.Builder
 	if c.Message != "" && c.Message != firstMessage(c) {
-		fmt.Fprintf(&t, "%s\n", clipText(c.Message, mdFieldLimit))
+		fmt.Fprintf(&t, "%s\n", Clip(c.Message, mdFieldLimit))
 	}
 	for i, e := range c.Evidence {
 		if i == mdEvidencePerCase {
@@ -163,9 +210,9 @@ func markdownEvidence(c CaseResult) string {
 		if i > 0 || t.Len() > 0 {
 			t.WriteString("\n")
 		}
-		fmt.Fprintf(&t, "%s\n", clipText(e.Message, mdFieldLimit))
+		fmt.Fprintf(&t, "%s\n", Clip(e.Message, mdFieldLimit))
 		for _, f := range evidenceFields(e) {
-			v := strings.TrimRight(clipText(f.Value, mdFieldLimit), "\n")
+			v := strings.TrimRight(Clip(f.Value, mdFieldLimit), "\n")
 			if strings.Contains(v, "\n") {
 				fmt.Fprintf(&t, "%s:\n  %s\n", f.Name, strings.ReplaceAll(v, "\n", "\n  "))
 			} else {
@@ -174,12 +221,12 @@ func markdownEvidence(c CaseResult) string {
 		}
 	}
 	for _, n := range c.Notes {
-		fmt.Fprintf(&t, "note: %s\n", clipText(n, mdFieldLimit))
+		fmt.Fprintf(&t, "note: %s\n", Clip(n, mdFieldLimit))
 	}
 	if t.Len() == 0 {
 		return ""
 	}
-	return indentLines(mdFence(visible(t.String())), "  ") + "\n"
+	return indentLines(mdFence(Visible(t.String())), "  ") + "\n"
 }
 
 // writeMarkdownSkips writes the skipped cases, grouped by reason.
@@ -202,7 +249,7 @@ func writeMarkdownSkips(b *strings.Builder, cs []CaseResult, unimplemented []str
 	}
 	for _, m := range reasons {
 		ids := byReason[m]
-		fmt.Fprintf(b, "- %s: %d case(s)", mdEscape(clipText(m, 300)), len(ids))
+		fmt.Fprintf(b, "- %s: %d case(s)", mdEscape(Clip(m, 300)), len(ids))
 		if len(ids) <= 3 {
 			fmt.Fprintf(b, " — %s\n", mdCodes(ids))
 			continue
@@ -229,7 +276,7 @@ func writeMarkdownInfo(b *strings.Builder, cs []CaseResult) {
 		}
 		fmt.Fprintf(b, "- %s %s · %s", mdCode(c.ID), c.Level, mdEscape(c.Spec))
 		if len(c.Notes) > 0 {
-			fmt.Fprintf(b, " — %s", mdEscape(clipText(oneLine(strings.Join(c.Notes, "; ")), 300)))
+			fmt.Fprintf(b, " — %s", mdEscape(Clip(oneLine(strings.Join(c.Notes, "; ")), 300)))
 		}
 		b.WriteString("\n")
 	}
@@ -274,7 +321,7 @@ func mdFence(s string) string {
 // read as markup.
 func mdEscape(s string) string {
 	var b strings.Builder
-	for _, r := range oneLine(visible(s)) {
+	for _, r := range oneLine(Visible(s)) {
 		switch r {
 		case '\\', '`', '*', '_', '[', ']', '<', '>', '|', '#', '~', '!', '&':
 			b.WriteByte('\\')

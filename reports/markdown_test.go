@@ -84,7 +84,25 @@ func TestMarkdownVerdicts(t *testing.T) {
 		want   string
 	}{
 		{"conformant", func(r *Record) { r.Cases = r.Cases[:1]; r.ExitCode = 0 }, "## ✅ conform: conformant\n"},
-		{"warnings", func(r *Record) { r.Cases = r.Cases[3:4]; r.ExitCode = 0 }, "## ✅ conform: conformant, with warnings\n"},
+		{"warnings", func(r *Record) { r.Cases = []CaseResult{r.Cases[0], r.Cases[3]}; r.ExitCode = 0 }, "## ✅ conform: conformant, with warnings\n"},
+		{"a declared profile incomplete", func(r *Record) { r.Cases = []CaseResult{r.Cases[0], r.Cases[8]}; r.ExitCode = 1 }, "## ❌ conform: incomplete\n"},
+		{"accepted as incomplete", func(r *Record) {
+			r.Cases = []CaseResult{r.Cases[0], r.Cases[8]}
+			r.AllowUnimplemented = true
+			r.ExitCode = 0
+		}, "## ✅ conform: partly judged\n"},
+		{"nothing judged", func(r *Record) { r.Cases = r.Cases[8:]; r.ExitCode = 1 }, "## ❌ conform: incomplete\n"},
+		{"only informational cases", func(r *Record) { r.Cases = r.Cases[4:5]; r.ExitCode = 0 }, "## ✅ conform: nothing judged\n"},
+		{"part of a profile selected", func(r *Record) {
+			r.Cases = r.Cases[:1]
+			r.MustInCatalogue = map[string]int{"wire": 40}
+			r.ExitCode = 0
+		}, "## ✅ conform: partly judged\n"},
+		{"lost", func(r *Record) { r.Lost = &Lost{Reason: "3 timeouts", After: "streams/3.2/reorder", NotRun: 1} }, "## ❌ conform: SUT lost\n"},
+		{"no profile", func(r *Record) {
+			r.StartError = &SUTFailure{Kind: KindStart, Message: "the SUT's Hello declares no profile"}
+			r.ExitCode = 3
+		}, "## ❌ conform: SUT not started\n"},
 		{"known failures", func(r *Record) { r.ExitCode = 0 }, "## ✅ conform: only known failures\n"},
 		{"no SUT", func(r *Record) { r.ExitCode = 3 }, "## ❌ conform: SUT not started\n"},
 		{"interrupted", func(r *Record) { r.Cases = r.Cases[:1]; r.Interrupted = true }, "## ❌ conform: interrupted\n"},

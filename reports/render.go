@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode/utf8"
 )
 
 // This file holds what the JUnit, Markdown and HTML renderings share: the
@@ -79,48 +78,6 @@ func suiteNames(r *Record) []string {
 	return append(names, extra...)
 }
 
-// verdict is the one-line judgement at the top of a rendering.
-type verdict struct {
-	// OK is set when the run gates green: exit code 0.
-	OK bool
-	// Headline is a short phrase ("conformant", "not conformant", …).
-	Headline string
-	// Detail completes it in one sentence.
-	Detail string
-}
-
-// verdictOf judges r from its summary and its exit code. A record whose
-// exit code is 0 although cases failed has had a baseline applied: its
-// failures are all known.
-func verdictOf(r *Record) verdict {
-	c := r.Summary.Counts
-	failing := c[Fail] + c[Error]
-	if r.Strict {
-		failing += c[Warn]
-	}
-	counts := fmt.Sprintf("%d fail, %d error", c[Fail], c[Error])
-	if r.Strict || c[Warn] > 0 {
-		counts += fmt.Sprintf(", %d warn", c[Warn])
-	}
-	switch {
-	case r.ExitCode == 3:
-		return verdict{Headline: "SUT not started", Detail: fmt.Sprintf("The SUT could not be started or never said Hello; the %d attempted case(s) are recorded as error.", r.Summary.Total)}
-	case failing > 0 && r.ExitCode == 0:
-		return verdict{OK: true, Headline: "only known failures", Detail: fmt.Sprintf("%s out of %d cases, all accepted by the baseline (exit 0).", counts, r.Summary.Total)}
-	case failing > 0:
-		return verdict{Headline: "not conformant", Detail: fmt.Sprintf("%s out of %d cases (exit %d).", counts, r.Summary.Total, r.ExitCode)}
-	case r.Interrupted:
-		return verdict{Headline: "interrupted", Detail: fmt.Sprintf("The run stopped early; the record holds the %d case(s) that ran (exit %d).", r.Summary.Total, r.ExitCode)}
-	case r.ExitCode != 0:
-		return verdict{Headline: "failed", Detail: fmt.Sprintf("Exit %d with %s out of %d cases.", r.ExitCode, counts, r.Summary.Total)}
-	case c[Pass]+c[Warn] == 0 && r.Summary.Total > 0:
-		return verdict{OK: true, Headline: "nothing judged", Detail: fmt.Sprintf("None of the %d cases passed or failed: they were skipped or informational.", r.Summary.Total)}
-	case c[Warn] > 0:
-		return verdict{OK: true, Headline: "conformant, with warnings", Detail: fmt.Sprintf("%d SHOULD requirement(s) broken; %d of %d cases passed.", c[Warn], c[Pass], r.Summary.Total)}
-	}
-	return verdict{OK: true, Headline: "conformant", Detail: fmt.Sprintf("%d of %d cases passed, none failed.", c[Pass], r.Summary.Total)}
-}
-
 // helloInfo is what the renderings show of the SUT's Hello.
 type helloInfo struct {
 	Implementation string   `json:"implementation"`
@@ -149,48 +106,6 @@ func (h helloInfo) String() string {
 	return strings.TrimSpace(s)
 }
 
-// clipText returns s cut to at most n bytes on a rune boundary, with a note
-// of how much was cut.
-func clipText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + fmt.Sprintf("… (%d bytes more)", len(s)-cut)
-}
-
-// visible makes control characters and invalid UTF-8 in s visible as \xNN
-// escapes, keeping tabs and newlines: a SUT's output may hold terminal
-// escapes, which no rendering should carry raw.
-func visible(s string) string {
-	clean := true
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r < 0x20 && r != '\t' && r != '\n' || r == 0x7f || r == utf8.RuneError && n == 1 {
-			clean = false
-			break
-		}
-		i += n
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r < 0x20 && r != '\t' && r != '\n' || r == 0x7f || r == utf8.RuneError && n == 1 {
-			fmt.Fprintf(&b, "\\x%02x", s[i])
-		} else {
-			b.WriteString(s[i : i+n])
-		}
-		i += n
-	}
-	return b.String()
-}
-
 // oneLine folds s onto a single line.
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
@@ -212,9 +127,9 @@ func firstMessage(c CaseResult) string {
 func evidenceText(c CaseResult, limit int) string {
 	clip := func(s string) string {
 		if limit > 0 {
-			s = clipText(s, limit)
+			s = Clip(s, limit)
 		}
-		return visible(s)
+		return Visible(s)
 	}
 	var blocks []string
 	var b strings.Builder

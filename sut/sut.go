@@ -12,6 +12,7 @@ import (
 	"fmt"
 
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
+	"github.com/conform-suite/conform/reports"
 )
 
 // A Client reaches one SUT. Do is called by one goroutine at a time.
@@ -29,23 +30,16 @@ type Client interface {
 	Close() error
 }
 
-// ErrorKind classifies an *Error. The names are fixed: the record and CI
-// scripts read them.
-type ErrorKind string
-
-const (
-	// KindCrash: the SUT exited or the connection to it was lost.
-	KindCrash ErrorKind = "crash"
-	// KindTimeout: the SUT did not answer within the op timeout.
-	KindTimeout ErrorKind = "timeout"
-	// KindProtocol: the SUT broke conform.v1 itself — garbage, a length
-	// above the ceiling, an answer to another request.
-	KindProtocol ErrorKind = "protocol"
-	// KindStart: the SUT could not be started or never said Hello.
-	KindStart ErrorKind = "start"
-)
+// ErrorKind classifies an *Error; the kinds are the record's
+// (reports.KindCrash, reports.KindTimeout, reports.KindProtocol, reports.KindStart).
+type ErrorKind = reports.ErrorKind
 
 // Error reports a SUT that failed conform.v1 rather than a case.
+//
+// Every string in it that the SUT supplied is bounded and printable: the
+// carriers fill Detail and Stderr through Excerpt and Tail, and Error
+// passes the underlying error's text through Excerpt, so that a SUT cannot
+// grow the record or write control sequences to a terminal through it.
 type Error struct {
 	Kind ErrorKind
 	// Detail says what happened, for a person.
@@ -53,19 +47,20 @@ type Error struct {
 	// Exit is the exit status or signal of a SUT process that ended, such
 	// as "exit status 2" or "signal: segmentation fault".
 	Exit string
-	// Stderr is the tail of what the SUT wrote to its standard error.
+	// Stderr is the tail of what the SUT wrote to its standard error, at
+	// most MaxText bytes of it, escaped (see Tail).
 	Stderr string
 	// Err is the underlying error, if any.
 	Err error
 }
 
 func (e *Error) Error() string {
-	s := fmt.Sprintf("sut %s: %s", e.Kind, e.Detail)
+	s := fmt.Sprintf("sut %s: %s", e.Kind, reports.Visible(reports.Clip(e.Detail, reports.MaxMessage)))
 	if e.Exit != "" {
 		s += " (" + e.Exit + ")"
 	}
 	if e.Err != nil {
-		s += ": " + e.Err.Error()
+		s += ": " + reports.Visible(reports.Clip(e.Err.Error(), reports.MaxMessage))
 	}
 	return s
 }

@@ -18,12 +18,6 @@ import (
 )
 
 const (
-	// findingsAckWait is the coordinator's own ack wait on the findings
-	// stream. Run keeps a finding alive while onFinding works, so this
-	// only bounds how soon a finding left unacknowledged by a coordinator
-	// that died is handed to its successor.
-	findingsAckWait = 30 * time.Second
-
 	// findingsPrefetch bounds the findings the coordinator holds before
 	// onFinding has seen them.
 	findingsPrefetch = 16
@@ -33,7 +27,8 @@ const (
 	publishWindow = 256
 
 	// recheckEvery is how often Run rechecks, once every unit has ended,
-	// whether findings still wait to be handed over.
+	// whether findings still wait to be handed over, and reports its
+	// status whether or not it changed (its rate and elapsed time do).
 	recheckEvery = 250 * time.Millisecond
 )
 
@@ -90,17 +85,6 @@ func workersConsumerConfig(ep Endpoint, o Options) jetstream.ConsumerConfig {
 	}
 }
 
-func coordinatorConsumerConfig(ep Endpoint) jetstream.ConsumerConfig {
-	return jetstream.ConsumerConfig{
-		Durable:       coordinatorConsumer,
-		Description:   "conform fuzz campaign " + ep.Campaign + ": coordinator",
-		DeliverPolicy: jetstream.DeliverAllPolicy,
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       findingsAckWait,
-		MaxDeliver:    -1,
-	}
-}
-
 // Coordinator is the process of a campaign that publishes its units and
 // collects its outcomes and findings. One coordinator at a time runs a
 // campaign; a new one (after a restart) picks up where the last left off.
@@ -111,24 +95,28 @@ type Coordinator struct {
 	js       jetstream.JetStream
 	units    jetstream.Stream
 	done     jetstream.Stream
-	findings jetstream.Consumer
+	findings jetstream.Stream
+	info     jetstream.Stream
+	identity []byte
 
 	running sync.Mutex // serialises Run
-
-	// seen holds the signatures handed to onFinding; handedBefore counts
-	// those an earlier coordinator handed over.
-	seen         map[string]bool
-	handedBefore int
 
 	closeOnce sync.Once
 	closeErr  error
 }
 
-// NewCoordinator connects to ep's server and creates the campaign's streams
-// (StreamConfigs) when they do not exist, adopting existing ones. It creates
-// or updates the workers' consumer with o.AckWait and o.MaxAttempts, which
-// thereby become the campaign's, and the coordinator's own durable consumer
-// of the findings stream.
+// NewCoordinator connects to ep's server and settles the campaign's
+// identity: when the campaign does not exist it creates it with
+// o.Identity; when it does, o.Admit decides whether this coordinator may
+// run it (a *RefusedError when not). A campaign whose streams an older
+// conform made, without an identity, is refused too. It then creates the
+// campaign's streams (InfoStreamConfig, StreamConfigs) when they do not
+// exist, adopting existing ones, and creates or updates the workers'
+// consumer with o.AckWait and o.MaxAttempts, which thereby become the
+// campaign's.
+//
+// A server that cannot be reached, or has no JetStream, is an
+// *UnreachableError.
 func NewCoordinator(ctx context.Context, ep Endpoint, o Options) (*Coordinator, error) {
 	o = o.withDefaults()
 	nc, js, err := connect(ctx, ep, "conform fuzz coordinator "+ep.Campaign)
@@ -137,11 +125,34 @@ func NewCoordinator(ctx context.Context, ep Endpoint, o Options) (*Coordinator, 
 	}
 	fail := func(err error) (*Coordinator, error) {
 		nc.Close()
+		var refused *RefusedError
+		if errors.As(err, &refused) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("campaign/queue: coordinator of %s: %w", ep, err)
+	}
+	info, err := js.Stream(ctx, ep.InfoStream())
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		old, lerr := legacy(ctx, js, ep)
+		if lerr != nil {
+			return fail(lerr)
+		}
+		if old {
+			return fail(&RefusedError{Endpoint: ep, Err: errors.New("an older conform made this campaign, and it records no identity: delete it, or choose another name")})
+		}
+		info, err = ensureStream(ctx, js, InfoStreamConfig(ep))
+	}
+	if err != nil {
+		return fail(err)
+	}
+	identity, err := claim(ctx, js, ep, info, o.Identity, o.Admit, true)
+	if err != nil {
+		return fail(err)
 	}
 	ucfg, fcfg, dcfg := StreamConfigs(ep)
 	// The units stream comes last, and its consumer after it: a worker
-	// that finds the consumer finds every stream it needs.
+	// that finds the consumer finds every stream it needs, and the
+	// campaign's identity.
 	findings, err := ensureStream(ctx, js, fcfg)
 	if err != nil {
 		return fail(err)
@@ -157,17 +168,14 @@ func NewCoordinator(ctx context.Context, ep Endpoint, o Options) (*Coordinator, 
 	if _, err := units.CreateOrUpdateConsumer(ctx, workersConsumerConfig(ep, o)); err != nil {
 		return fail(fmt.Errorf("create consumer %s on %s: %w", workersConsumer, ucfg.Name, err))
 	}
-	fcons, err := findings.CreateOrUpdateConsumer(ctx, coordinatorConsumerConfig(ep))
-	if err != nil {
-		return fail(fmt.Errorf("create consumer %s on %s: %w", coordinatorConsumer, fcfg.Name, err))
-	}
-	// The findings stream never deletes and holds one message per
-	// signature, so its sequence numbers count signatures: the ack floor
-	// is how many an earlier coordinator handed over.
-	handed := int(fcons.CachedInfo().AckFloor.Stream)
-	return &Coordinator{ep: ep, o: o, nc: nc, js: js, units: units, done: done, findings: fcons,
-		seen: make(map[string]bool), handedBefore: handed}, nil
+	return &Coordinator{ep: ep, o: o, nc: nc, js: js, units: units, done: done, findings: findings, info: info,
+		identity: identity}, nil
 }
+
+// Identity returns the campaign's identity as stored: the coordinator's
+// own when it created the campaign, else what its Admit accepted or
+// stored.
+func (c *Coordinator) Identity() []byte { return bytes.Clone(c.identity) }
 
 // ensureStream adopts the stream cfg names if it exists and creates it
 // otherwise.
@@ -199,18 +207,17 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.Str
 // window is stored once. A restarted coordinator therefore publishes nothing
 // twice.
 //
-// While the workers run, Run hands each finding to onFinding, once per
-// signature: the findings stream holds one message per signature, and a
-// finding redelivered to this coordinator is recognised by its signature. A
-// finding is acknowledged only after onFinding returns nil, so a coordinator
-// that dies loses none; one that dies after onFinding returned and before
-// the acknowledgement reached the server has that finding handed to its
-// successor again, so onFinding should be idempotent (write the finding file
+// Run hands every finding the campaign has stored to onFinding, once per
+// signature, from the first: those of earlier coordinators too, so that
+// a coordinator writing to a new place gets them all. The findings stream
+// holds one message per signature. onFinding may be handed a finding an
+// earlier Run handed over, and should be idempotent (write the finding file
 // by renaming it into place). An error from onFinding ends Run with that
-// error, and the finding stays to be handed over by the next Run.
+// error.
 //
-// progress, when not nil, is called with the campaign's status at the start
-// and after every change. Both callbacks run on Run's goroutine.
+// progress, when not nil, is called with the campaign's status at the start,
+// after every change and every recheckEvery (so that its rate and the
+// workers' totals stay current). Both callbacks run on Run's goroutine.
 //
 // Run returns nil once every unit has ended well and every finding stored
 // for them has been handed over; a *UnitsFailedError when every unit ended
@@ -239,7 +246,7 @@ func (c *Coordinator) Run(ctx context.Context, units []Unit, onFinding func(Find
 		onFinding = func(Finding) error { return nil }
 	}
 	r := &run{c: c, want: want, ok: make(map[string]bool), failed: make(map[string]FailedUnit),
-		progress: progress}
+		seen: make(map[string]bool), workers: make(map[string]*WorkerStatus), progress: progress, start: time.Now()}
 
 	queued, err := c.queuedUnits(ctx)
 	if err != nil {
@@ -251,18 +258,36 @@ func (c *Coordinator) Run(ctx context.Context, units []Unit, onFinding func(Find
 		cancel() // stops the pumps' iterators
 		wg.Wait()
 	}()
-	errc := make(chan error, 2)
+	errc := make(chan error, 3)
 
-	oc, err := c.js.OrderedConsumer(ctx, c.ep.DoneStream(), jetstream.OrderedConsumerConfig{})
-	if err != nil {
-		return fmt.Errorf("campaign/queue: read outcomes of %s: %w", c.ep, err)
+	ordered := func(stream string, subjects ...string) (jetstream.Consumer, error) {
+		cons, err := c.js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{FilterSubjects: subjects})
+		if err != nil {
+			return nil, fmt.Errorf("campaign/queue: read %s of %s: %w", stream, c.ep, err)
+		}
+		return cons, nil
 	}
-	outcomes, err := c.pump(runCtx, &wg, oc, errc, "outcomes", func(jetstream.Msg) {})
+	oc, err := ordered(c.ep.DoneStream())
 	if err != nil {
 		return err
 	}
-	findings, err := c.pump(runCtx, &wg, c.findings, errc, "findings", func(m jetstream.Msg) { _ = m.Nak() },
-		jetstream.PullMaxMessages(findingsPrefetch))
+	outcomes, err := c.pump(runCtx, &wg, oc, errc, "outcomes")
+	if err != nil {
+		return err
+	}
+	fc, err := ordered(c.ep.FindingsStream())
+	if err != nil {
+		return err
+	}
+	findings, err := c.pump(runCtx, &wg, fc, errc, "findings", jetstream.PullMaxMessages(findingsPrefetch))
+	if err != nil {
+		return err
+	}
+	wc, err := ordered(c.ep.InfoStream(), c.ep.workersSubject())
+	if err != nil {
+		return err
+	}
+	workers, err := c.pump(runCtx, &wg, wc, errc, "workers")
 	if err != nil {
 		return err
 	}
@@ -279,7 +304,7 @@ func (c *Coordinator) Run(ctx context.Context, units []Unit, onFinding func(Find
 		case err := <-errc:
 			return err
 		case m := <-outcomes:
-			r.outcome(m)
+			r.outcome(m, false)
 		}
 	}
 
@@ -298,7 +323,7 @@ func (c *Coordinator) Run(ctx context.Context, units []Unit, onFinding func(Find
 	defer tick.Stop()
 	for {
 		if r.allEnded() {
-			drained, err := c.findingsDrained(ctx)
+			drained, err := r.findingsDrained(ctx)
 			if err != nil {
 				return err
 			}
@@ -312,29 +337,32 @@ func (c *Coordinator) Run(ctx context.Context, units []Unit, onFinding func(Find
 		case err := <-errc:
 			return err
 		case m := <-outcomes:
-			if r.outcome(m) {
+			if r.outcome(m, true) {
 				r.report()
 			}
 		case m := <-findings:
-			isNew, err := c.handFinding(ctx, m, onFinding)
+			isNew, err := r.handFinding(m, onFinding)
 			if err != nil {
 				return err
 			}
 			if isNew {
 				r.report()
 			}
+		case m := <-workers:
+			if r.worker(m) {
+				r.report()
+			}
 		case <-tick.C:
+			r.report()
 		}
 	}
 }
 
-// pump feeds the messages of cons into a channel until ctx ends, so that
-// Run can wait on them together with everything else. A terminal error goes
-// to errc. When ctx ends, the messages already fetched and not handed over
-// go to release (which, for the findings, hands them back to JetStream at
-// once rather than after their ack wait).
+// pump feeds the messages of cons, an ordered consumer, into a channel
+// until ctx ends, so that Run can wait on them together with everything
+// else. A terminal error goes to errc.
 func (c *Coordinator) pump(ctx context.Context, wg *sync.WaitGroup, cons jetstream.Consumer, errc chan<- error,
-	what string, release func(jetstream.Msg), opts ...jetstream.PullMessagesOpt) (<-chan jetstream.Msg, error) {
+	what string, opts ...jetstream.PullMessagesOpt) (<-chan jetstream.Msg, error) {
 	it, err := cons.Messages(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("campaign/queue: read %s of %s: %w", what, c.ep, err)
@@ -352,7 +380,6 @@ func (c *Coordinator) pump(ctx context.Context, wg *sync.WaitGroup, cons jetstre
 			m, err := it.Next()
 			if err != nil {
 				if errors.Is(err, jetstream.ErrMsgIteratorClosed) || ctx.Err() != nil {
-					// What the drain leaves behind goes back after its ack wait.
 					return
 				}
 				if c.nc.IsClosed() {
@@ -366,7 +393,7 @@ func (c *Coordinator) pump(ctx context.Context, wg *sync.WaitGroup, cons jetstre
 			select {
 			case out <- m:
 			case <-ctx.Done():
-				release(m)
+				return
 			}
 		}
 	}()
@@ -429,45 +456,37 @@ func (c *Coordinator) publish(ctx context.Context, units []Unit) error {
 }
 
 // handFinding hands m to onFinding unless its signature was handed over
-// already, and acknowledges it. It reports whether the finding was new.
-func (c *Coordinator) handFinding(ctx context.Context, m jetstream.Msg, onFinding func(Finding) error) (bool, error) {
+// already in this Run. It reports whether the finding was new.
+func (r *run) handFinding(m jetstream.Msg, onFinding func(Finding) error) (bool, error) {
+	if md, err := m.Metadata(); err == nil {
+		r.findingSeq = md.Sequence.Stream
+	}
 	sig := m.Headers().Get(hdrSignature)
 	if sig == "" {
 		sig, _ = idFromSubject(m.Subject())
 	}
 	if sig == "" {
-		c.o.logf("campaign/queue: %s: a finding without a signature on %s; dropped", c.ep, m.Subject())
-		_ = m.Term()
+		r.c.o.logf("campaign/queue: %s: a finding without a signature on %s; ignored", r.c.ep, m.Subject())
 		return false, nil
 	}
-	isNew := !c.seen[sig]
-	if isNew {
-		stop := keepAlive(m, keepAlivePeriod(findingsAckWait))
-		err := onFinding(Finding{Signature: sig, Body: bytes.Clone(m.Data())})
-		stop()
-		if err != nil {
-			_ = m.Nak()
-			return false, fmt.Errorf("campaign/queue: handle finding %q: %w", sig, err)
-		}
-		c.seen[sig] = true
+	if r.seen[sig] {
+		return false, nil
 	}
-	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
-	defer cancel()
-	if err := m.DoubleAck(actx); err != nil {
-		// Redelivered later, and recognised by its signature then.
-		c.o.logf("campaign/queue: %s: acknowledge finding %q: %v", c.ep, sig, err)
+	if err := onFinding(Finding{Signature: sig, Body: bytes.Clone(m.Data())}); err != nil {
+		return false, fmt.Errorf("campaign/queue: handle finding %q: %w", sig, err)
 	}
-	return isNew, nil
+	r.seen[sig] = true
+	return true, nil
 }
 
 // findingsDrained reports whether every finding stored so far has been
-// handed over and acknowledged.
-func (c *Coordinator) findingsDrained(ctx context.Context) (bool, error) {
-	info, err := c.findings.Info(ctx)
+// handed over.
+func (r *run) findingsDrained(ctx context.Context) (bool, error) {
+	info, err := r.c.findings.Info(ctx)
 	if err != nil {
-		return false, fmt.Errorf("campaign/queue: findings consumer of %s: %w", c.ep, err)
+		return false, fmt.Errorf("campaign/queue: findings stream of %s: %w", r.c.ep, err)
 	}
-	return info.NumPending == 0 && info.NumAckPending == 0, nil
+	return info.State.Msgs == 0 || r.findingSeq >= info.State.LastSeq, nil
 }
 
 // Close closes the coordinator's connection in order, after what it has in
@@ -484,15 +503,24 @@ type run struct {
 	want       map[string]bool
 	ok         map[string]bool
 	failed     map[string]FailedUnit
+	seen       map[string]bool // signatures handed over
+	workers    map[string]*WorkerStatus
 	outcomeSeq uint64 // the stream sequence of the last outcome read
 	caughtUp   bool   // no outcome stored was unread after the last one
+	findingSeq uint64 // the stream sequence of the last finding read
 	progress   func(Status)
+	start      time.Time
+
+	unsupported   int
+	inputs        uint64
+	inputsThisRun uint64
 }
 
 // outcome applies one outcome record and reports whether it changed the
 // status. A unit that ended well stays ended well, whatever a straggler
-// records for it later.
-func (r *run) outcome(m jetstream.Msg) bool {
+// records for it later. now says whether the outcome was recorded during
+// this Run (rather than replayed from before it), for the rate.
+func (r *run) outcome(m jetstream.Msg, now bool) bool {
 	if md, err := m.Metadata(); err == nil {
 		r.outcomeSeq = md.Sequence.Stream
 		r.caughtUp = md.NumPending == 0
@@ -508,12 +536,45 @@ func (r *run) outcome(m jetstream.Msg) bool {
 	if !o.Failed {
 		delete(r.failed, o.ID)
 		r.ok[o.ID] = true
+		r.inputs += o.Inputs
+		if now {
+			r.inputsThisRun += o.Inputs
+		}
+		if o.Unsupported != "" {
+			r.unsupported++
+		}
+		w := r.workerStatus(o.Worker)
+		w.Units++
+		w.Inputs += o.Inputs
+		w.Busy += time.Duration(o.Busy * float64(time.Second))
 		return true
 	}
 	if _, ok := r.failed[o.ID]; ok {
 		return false
 	}
 	r.failed[o.ID] = FailedUnit{ID: o.ID, Worker: o.Worker, Deliveries: o.Deliveries, Err: o.Error}
+	return true
+}
+
+func (r *run) workerStatus(name string) *WorkerStatus {
+	w := r.workers[name]
+	if w == nil {
+		w = &WorkerStatus{Name: name}
+		r.workers[name] = w
+	}
+	return w
+}
+
+// worker applies a worker's record and reports whether it changed the
+// status.
+func (r *run) worker(m jetstream.Msg) bool {
+	var rec workerRecord
+	if err := json.Unmarshal(m.Data(), &rec); err != nil || rec.Worker == "" {
+		r.c.o.logf("campaign/queue: %s: an unreadable worker record on %s; ignored", r.c.ep, m.Subject())
+		return false
+	}
+	w := r.workerStatus(rec.Worker)
+	w.Identity, w.Refused = bytes.Clone(rec.Identity), rec.Refused
 	return true
 }
 
@@ -525,8 +586,13 @@ func (r *run) ended(id string) bool {
 func (r *run) allEnded() bool { return len(r.ok)+len(r.failed) == len(r.want) }
 
 func (r *run) status() Status {
-	return Status{Units: len(r.want), Done: len(r.ok), Failed: len(r.failed),
-		Findings: r.c.handedBefore + len(r.c.seen)}
+	s := Status{Units: len(r.want), Done: len(r.ok), Failed: len(r.failed), Unsupported: r.unsupported,
+		Findings: len(r.seen), Inputs: r.inputs, InputsThisRun: r.inputsThisRun, Elapsed: time.Since(r.start)}
+	for _, w := range r.workers {
+		s.Workers = append(s.Workers, *w)
+	}
+	slices.SortFunc(s.Workers, func(a, b WorkerStatus) int { return strings.Compare(a.Name, b.Name) })
+	return s
 }
 
 func (r *run) report() {
@@ -558,23 +624,4 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
-}
-
-// DeleteCampaign deletes ep's campaign: its three streams, with the units
-// still queued, the outcomes and the findings. A coordinator resumes a
-// campaign by its name, so a new campaign under a used name must first
-// delete the old one. Streams already gone are not an error. Workers bound
-// to the campaign wait for the next campaign of its name.
-func DeleteCampaign(ctx context.Context, ep Endpoint) error {
-	nc, js, err := connect(ctx, ep, "conform fuzz delete "+ep.Campaign)
-	if err != nil {
-		return err
-	}
-	defer nc.Close()
-	for _, name := range []string{ep.UnitsStream(), ep.FindingsStream(), ep.DoneStream()} {
-		if err := js.DeleteStream(ctx, name); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
-			return fmt.Errorf("campaign/queue: delete campaign %s: stream %s: %w", ep, name, err)
-		}
-	}
-	return nil
 }

@@ -7,28 +7,44 @@
 //
 // # Streams
 //
-// A campaign named C (from the endpoint nats://host:port/C) lives in three
-// streams. Every subject ends in a token that names its unit or signature,
-// base64url-encoded so that no ID can split the subject or act as a
+// A campaign named C (from the endpoint nats://host:port/C) lives in four
+// streams. Every subject ends in a token that names its unit, signature or
+// worker, base64url-encoded so that no ID can split the subject or act as a
 // wildcard:
 //
+//   - CONFORM_FUZZ_C_INFO, subjects conform.fuzz.C.info.>: the campaign's
+//     identity, conform.fuzz.C.info.identity, and each worker's record,
+//     conform.fuzz.C.info.workers.<worker> (the last message of each subject
+//     kept). The identity is opaque to this package: the coordinator that
+//     creates the campaign stores its Options.Identity; every later
+//     coordinator and every worker passes the stored one to its
+//     Options.Admit, which refuses the campaign or completes it (a SUT named
+//     at last). Writes of the identity are conditional on the sequence read
+//     (Nats-Expected-Last-Subject-Sequence), so two processes never
+//     overwrite each other. A worker's record holds its own identity and,
+//     when it refused the campaign, why; the coordinator shows both.
 //   - CONFORM_FUZZ_C_UNITS, subjects conform.fuzz.C.units.<unit>: the work
 //     queue (work-queue retention). Its one durable pull consumer, "workers",
 //     is shared by every worker, with explicit acknowledgements and the
 //     campaign's AckWait. A unit stays in the stream until a worker
-//     acknowledges it.
+//     acknowledges it. The coordinator creates it last, so a worker that
+//     finds it finds the campaign's identity.
 //   - CONFORM_FUZZ_C_FINDINGS, subjects conform.fuzz.C.findings.<signature>:
 //     the findings, at most one message per signature. The stream itself
 //     refuses a second finding of a signature (discard-new per subject), so
 //     however many workers find one bug, and however often a unit is rerun,
-//     the stream holds it once. The coordinator reads it through its durable
-//     consumer "coordinator" and acknowledges a finding only once onFinding
-//     has taken it, so a coordinator that restarts continues where its
-//     predecessor stopped.
+//     the stream holds it once. Every Run reads it from the start (an ordered
+//     consumer) and hands each finding over, so a coordinator restarted, or
+//     writing to a new place, gets every finding the campaign holds.
 //   - CONFORM_FUZZ_C_DONE, subjects conform.fuzz.C.done.<unit>: the outcome of
-//     each unit, done or failed (limits retention). The coordinator replays
-//     it from the start on every Run, so a restarted coordinator knows what
-//     has ended.
+//     each unit, done or failed, with the inputs it ran and its worker's busy
+//     time (limits retention). The coordinator replays it from the start on
+//     every Run, so a restarted coordinator knows what has ended and what
+//     each worker ran.
+//
+// A campaign with streams but no info stream was made by an older conform,
+// whose unit IDs and outcomes say nothing of what they ran: it is refused,
+// and DeleteCampaign clears the name.
 //
 // # Delivery
 //
@@ -68,12 +84,10 @@
 //     coordinator's Run lists the units still queued, then replays the
 //     outcomes recorded (in that order, so that a unit acknowledged in
 //     between is seen in its outcome), publishes only the units in
-//     neither, and receives the findings its predecessor had not
-//     acknowledged (a finding already handed to onFinding but not yet
-//     acknowledged when the coordinator died is handed over again, so
-//     onFinding must be idempotent). Units carry their ID as Nats-Msg-Id,
-//     so a publish retried within the stream's duplicate window is stored
-//     once even when two coordinators race.
+//     neither, and hands over every finding stored, those its predecessor
+//     handed over too (onFinding must be idempotent). Units carry their ID
+//     as Nats-Msg-Id, so a publish retried within the stream's duplicate
+//     window is stored once even when two coordinators race.
 //
 // A unit whose run fails is handed back and retried, up to the campaign's
 // MaxAttempts deliveries, and then recorded as failed. JetStream's own
@@ -85,8 +99,11 @@
 // failed units in Status.Failed and, at the end, in a *UnitsFailedError.
 //
 // A campaign is resumed by its name: a coordinator or worker given the name
-// of an existing campaign joins it. DeleteCampaign removes one, so that its
-// name can start afresh.
+// of an existing campaign joins it when its Admit accepts the campaign's
+// identity, and gets a *RefusedError otherwise. ListCampaigns lists the
+// campaigns on a server; DeleteCampaign removes one, so that its name can
+// start afresh. A server that cannot be reached, or has no JetStream, is an
+// *UnreachableError.
 //
 // Every wait is bounded by a context; the steps that end a unit (record,
 // acknowledge) run for a short bounded time even after the worker's context

@@ -27,6 +27,20 @@ type Endpoint struct {
 // URL is kept for the client to log in with; a query or fragment is refused
 // rather than silently dropped.
 func ParseEndpoint(s string) (Endpoint, error) {
+	ep, err := ParseServer(s)
+	if err == nil && ep.Campaign == "" {
+		err = fmt.Errorf("campaign/queue: endpoint %q: no campaign name after the host (want nats://host:port/<campaign>)", s)
+	}
+	if err != nil {
+		return Endpoint{}, err
+	}
+	return ep, nil
+}
+
+// ParseServer parses a server, nats://host[:port] (or tls://…), optionally
+// followed by /<campaign> as ParseEndpoint reads it. The returned
+// endpoint's Campaign is empty when s names none.
+func ParseServer(s string) (Endpoint, error) {
 	fail := func(format string, args ...any) (Endpoint, error) {
 		return Endpoint{}, fmt.Errorf("campaign/queue: endpoint %q: %s (want nats://host:port/<campaign>)",
 			s, fmt.Sprintf(format, args...))
@@ -45,14 +59,13 @@ func ParseEndpoint(s string) (Endpoint, error) {
 	if u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
 		return fail("a query or fragment has no meaning here")
 	}
-	campaign, ok := strings.CutPrefix(u.Path, "/")
-	if !ok || campaign == "" {
-		return fail("no campaign name after the host")
-	}
-	if err := checkCampaign(campaign); err != nil {
-		return fail("%v", err)
-	}
 	server := url.URL{Scheme: scheme, User: u.User, Host: u.Host}
+	campaign := strings.TrimPrefix(u.Path, "/")
+	if campaign != "" {
+		if err := checkCampaign(campaign); err != nil {
+			return fail("%v", err)
+		}
+	}
 	return Endpoint{URL: server.String(), Campaign: campaign}, nil
 }
 
@@ -91,7 +104,26 @@ func (e Endpoint) FindingsStream() string { return e.streamName("FINDINGS") }
 // outcomes, CONFORM_FUZZ_<campaign>_DONE.
 func (e Endpoint) DoneStream() string { return e.streamName("DONE") }
 
-func (e Endpoint) streamName(kind string) string { return "CONFORM_FUZZ_" + e.Campaign + "_" + kind }
+// InfoStream returns the name of the stream of the campaign's identity
+// and its workers' records, CONFORM_FUZZ_<campaign>_INFO.
+func (e Endpoint) InfoStream() string { return e.streamName("INFO") }
+
+// streamPrefix and streamKinds make the names of a campaign's streams:
+// CONFORM_FUZZ_<campaign>_<kind>.
+const streamPrefix = "CONFORM_FUZZ_"
+
+var streamKinds = []string{"INFO", "UNITS", "FINDINGS", "DONE"}
+
+func (e Endpoint) streamName(kind string) string { return streamPrefix + e.Campaign + "_" + kind }
+
+// identitySubject is the subject of the campaign's identity record.
+func (e Endpoint) identitySubject() string { return e.subject("info", "identity") }
+
+// workerSubject is the subject of a worker's record.
+func (e Endpoint) workerSubject(name string) string { return e.subject("info", "workers."+token(name)) }
+
+// workersSubject is the wildcard of every worker's record.
+func (e Endpoint) workersSubject() string { return e.subject("info", "workers.*") }
 
 // subject returns conform.fuzz.<campaign>.<kind>.<token>; token "*" or ">"
 // gives the stream's wildcard.

@@ -33,10 +33,6 @@ const (
 	// that every worker of a campaign shares.
 	workersConsumer = "workers"
 
-	// coordinatorConsumer is the durable pull consumer of the findings
-	// stream through which the coordinator hands findings over.
-	coordinatorConsumer = "coordinator"
-
 	// attemptsKey is the units consumer's metadata entry that carries
 	// Options.MaxAttempts from the coordinator to every worker, so that
 	// all rigs give up on a unit after the same number of deliveries.
@@ -161,7 +157,49 @@ type Options struct {
 	// Logf, when set, receives notes about transient trouble the queue
 	// rides out (a failed pull, a unit that could not be recorded).
 	Logf func(format string, args ...any)
+
+	// Identity says what the process is, as JSON that this package stores
+	// and shows but never reads. A coordinator's is the campaign's
+	// identity, stored with the campaign when the coordinator creates it; a
+	// worker's is published in its worker record (Status.Workers), where the
+	// coordinator shows it.
+	Identity []byte
+
+	// Admit, when set, decides whether the process may take part in a
+	// campaign that already has an identity: it is called with the identity
+	// stored with the campaign, and returns an error naming what differs to
+	// refuse it (NewCoordinator and RunWorker then return a *RefusedError).
+	// It may instead return an identity to store in the stored one's place
+	// — the stored one completed, say, with the SUT the campaign had not
+	// named yet — or nil to leave it as it is. Two processes completing it
+	// at once do not overwrite each other: the loser's Admit is called
+	// again with the winner's identity.
+	Admit func(stored []byte) ([]byte, error)
 }
+
+// A RefusedError is a coordinator's or worker's refusal to take part in a
+// campaign whose identity differs from its own, or that an older conform
+// made.
+type RefusedError struct {
+	Endpoint Endpoint
+	Err      error
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("campaign %s: %v", e.Endpoint, e.Err)
+}
+
+func (e *RefusedError) Unwrap() error { return e.Err }
+
+// Refuse wraps err so that a worker's run, returning it, makes RunWorker
+// hand the unit back and stop with a *RefusedError: the worker can no
+// longer run the campaign (its SUT now says it is another, say).
+func Refuse(err error) error { return &refusal{err} }
+
+type refusal struct{ err error }
+
+func (r *refusal) Error() string { return r.err.Error() }
+func (r *refusal) Unwrap() error { return r.err }
 
 func (o Options) withDefaults() Options {
 	if o.AckWait <= 0 {
@@ -198,9 +236,63 @@ type Status struct {
 	// Failed counts units given up on after MaxAttempts deliveries. The
 	// campaign is over when Done+Failed == Units.
 	Failed int
-	// Findings counts distinct signatures handed to onFinding, by this
-	// coordinator or an earlier one of the same campaign.
+	// Unsupported counts the done units that ran no input: their worker's
+	// SUT does not implement their target.
+	Unsupported int
+	// Findings counts the distinct signatures handed to onFinding by this
+	// Run: every finding the campaign has stored, whoever found it and
+	// whichever coordinator ran before.
 	Findings int
+	// Inputs counts the inputs of the done units, over the campaign's life;
+	// InputsThisRun those of the units that ended during this Run, which
+	// has been running for Elapsed.
+	Inputs        uint64
+	InputsThisRun uint64
+	Elapsed       time.Duration
+	// Workers are the workers that have joined or refused the campaign, by
+	// name, with what they ran.
+	Workers []WorkerStatus
+}
+
+// Rate is the campaign's inputs per second during this Run.
+func (s Status) Rate() float64 {
+	if s.Elapsed <= 0 {
+		return 0
+	}
+	return float64(s.InputsThisRun) / s.Elapsed.Seconds()
+}
+
+// A WorkerStatus is one worker's part in a campaign.
+type WorkerStatus struct {
+	Name string
+	// Identity is what the worker said of itself (Options.Identity) when
+	// it joined or refused the campaign.
+	Identity []byte
+	// Refused says why the worker refused the campaign; empty when it
+	// joined.
+	Refused string
+	// Units and Inputs count the units it completed and their inputs;
+	// Busy is the time it spent running them.
+	Units  int
+	Inputs uint64
+	Busy   time.Duration
+}
+
+// Rate is the worker's inputs per second while it ran units.
+func (w WorkerStatus) Rate() float64 {
+	if w.Busy <= 0 {
+		return 0
+	}
+	return float64(w.Inputs) / w.Busy.Seconds()
+}
+
+// A Result is what a worker's run of a unit did.
+type Result struct {
+	// Inputs counts the inputs run.
+	Inputs uint64
+	// Unsupported, when set, says why the unit ran nothing: the worker's
+	// SUT does not implement its target.
+	Unsupported string
 }
 
 // FailedUnit is a unit recorded as failed.
@@ -236,37 +328,77 @@ func (e *UnitsFailedError) Error() string {
 
 // outcome is the record of one unit's end in the done stream.
 type outcome struct {
-	ID         string `json:"id"`
-	Worker     string `json:"worker"`
-	Failed     bool   `json:"failed,omitempty"`
-	Error      string `json:"error,omitempty"`
-	Deliveries uint64 `json:"deliveries"`
+	ID          string  `json:"id"`
+	Worker      string  `json:"worker"`
+	Failed      bool    `json:"failed,omitempty"`
+	Error       string  `json:"error,omitempty"`
+	Deliveries  uint64  `json:"deliveries"`
+	Inputs      uint64  `json:"inputs,omitempty"`
+	Busy        float64 `json:"busy_sec,omitempty"`
+	Unsupported string  `json:"unsupported,omitempty"`
 }
+
+// workerRecord is a worker's record in the info stream: who it is, and
+// whether it joined the campaign or refused it.
+type workerRecord struct {
+	Worker   string          `json:"worker"`
+	Identity json.RawMessage `json:"identity,omitempty"`
+	Refused  string          `json:"refused,omitempty"`
+	At       time.Time       `json:"at"`
+}
+
+// An UnreachableError is a server that could not be reached, or that has no
+// JetStream: the campaign could not run at all.
+type UnreachableError struct {
+	URL string
+	Err error
+}
+
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("campaign/queue: %s: %v", e.URL, e.Err)
+}
+
+func (e *UnreachableError) Unwrap() error { return e.Err }
 
 // connect dials ep's server and opens JetStream on it, bounded by ctx.
 func connect(ctx context.Context, ep Endpoint, name string) (*nats.Conn, jetstream.JetStream, error) {
 	if err := ep.validate(); err != nil {
 		return nil, nil, err
 	}
+	return connectServer(ctx, ep.URL, name)
+}
+
+// connectServer dials a server and opens JetStream on it, bounded by ctx.
+// The server must answer as a JetStream server before it returns.
+func connectServer(ctx context.Context, url, name string) (*nats.Conn, jetstream.JetStream, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, nil, fmt.Errorf("campaign/queue: connect to %s: %w", ep.URL, err)
+		return nil, nil, fmt.Errorf("campaign/queue: connect to %s: %w", url, err)
 	}
 	timeout := connectTimeout
 	if d, ok := ctx.Deadline(); ok {
 		timeout = min(timeout, time.Until(d))
 	}
-	nc, err := nats.Connect(ep.URL,
+	nc, err := nats.Connect(url,
 		nats.Name(name),
 		nats.Timeout(timeout),
 		nats.MaxReconnects(-1),
 	)
 	if err != nil {
-		return nil, nil, fmt.Errorf("campaign/queue: connect to %s: %w", ep.URL, err)
+		return nil, nil, &UnreachableError{URL: url, Err: fmt.Errorf("connect: %w", err)}
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {
 		nc.Close()
-		return nil, nil, fmt.Errorf("campaign/queue: JetStream on %s: %w", ep.URL, err)
+		return nil, nil, &UnreachableError{URL: url, Err: fmt.Errorf("JetStream: %w", err)}
+	}
+	actx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if _, err := js.AccountInfo(actx); err != nil {
+		nc.Close()
+		if ctx.Err() != nil {
+			return nil, nil, fmt.Errorf("campaign/queue: connect to %s: %w", url, ctx.Err())
+		}
+		return nil, nil, &UnreachableError{URL: url, Err: fmt.Errorf("no JetStream (is the server started with -js?): %w", err)}
 	}
 	return nc, js, nil
 }

@@ -65,24 +65,25 @@ func helperMain(name string) int {
 		cancel()
 	}()
 	completed := 0
-	run := func(ctx context.Context, u Unit, report func(Finding) error) error {
+	run := func(ctx context.Context, u Unit, report func(Finding) error) (Result, error) {
 		if completed == stallAfter {
 			for _, f := range findingsFor(u, name) {
 				if err := report(f); err != nil {
-					return err
+					return Result{}, err
 				}
 			}
 			if err := writeFileAtomic(filepath.Join(dir, name+".stalled"), []byte(u.ID)); err != nil {
-				return err
+				return Result{}, err
 			}
 			<-ctx.Done()
-			return ctx.Err()
+			return Result{}, ctx.Err()
 		}
-		if err := fakeRun(ctx, u, report, name, 20*time.Millisecond); err != nil {
-			return err
+		res, err := fakeRun(ctx, u, report, name, 20*time.Millisecond)
+		if err != nil {
+			return res, err
 		}
 		completed++
-		return nil
+		return res, nil
 	}
 	err = RunWorker(ctx, ep, Options{Worker: name}, run)
 	if !errors.Is(err, context.Canceled) {
@@ -137,15 +138,22 @@ func wantSignatures(units []Unit) []string {
 	return sigs
 }
 
-// fakeRun reports u's findings and takes d over the unit.
-func fakeRun(ctx context.Context, u Unit, report func(Finding) error, worker string, d time.Duration) error {
+// fakeRun reports u's findings and takes d over the unit, as if it ran
+// every input of its range.
+func fakeRun(ctx context.Context, u Unit, report func(Finding) error, worker string, d time.Duration) (Result, error) {
 	for _, f := range findingsFor(u, worker) {
 		if err := report(f); err != nil {
-			return err
+			return Result{}, err
 		}
 	}
-	return sleep(ctx, d)
+	if err := sleep(ctx, d); err != nil {
+		return Result{}, err
+	}
+	return Result{Inputs: u.End - u.Start}, nil
 }
+
+// runFunc is what a worker runs a unit with.
+type runFunc = func(ctx context.Context, u Unit, report func(Finding) error) (Result, error)
 
 func makeUnits(n int) []Unit {
 	units := make([]Unit, n)
@@ -189,8 +197,7 @@ func newCoordinator(t testing.TB, ctx context.Context, ep Endpoint, o Options) *
 
 // startWorkers runs n in-process workers until the test ends, and checks
 // that each then stops with context.Canceled.
-func startWorkers(t testing.TB, ep Endpoint, o Options, n int,
-	run func(ctx context.Context, u Unit, report func(Finding) error) error) {
+func startWorkers(t testing.TB, ep Endpoint, o Options, n int, run runFunc) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -295,6 +302,11 @@ type lastStatus struct {
 func (l *lastStatus) set(s Status) { l.mu.Lock(); l.s = s; l.mu.Unlock() }
 func (l *lastStatus) get() Status  { l.mu.Lock(); defer l.mu.Unlock(); return l.s }
 
+// counts are the unit and finding counts of a status, which tests compare.
+type counts struct{ Units, Done, Failed, Findings int }
+
+func countsOf(s Status) counts { return counts{s.Units, s.Done, s.Failed, s.Findings} }
+
 func TestTwoWorkers(t *testing.T) {
 	srv := startServer(t)
 	ep := endpoint(t, srv, "two-workers")
@@ -306,11 +318,11 @@ func TestTwoWorkers(t *testing.T) {
 	// The workers start before the coordinator has created the campaign,
 	// and wait for it. Every unit also reports "everyone", so both workers
 	// report that signature.
-	startWorkers(t, ep, Options{}, 2, func(ctx context.Context, u Unit, report func(Finding) error) error {
+	startWorkers(t, ep, Options{}, 2, func(ctx context.Context, u Unit, report func(Finding) error) (Result, error) {
 		runs.add(u.ID)
 		body, _ := json.Marshal(findingBody{Unit: u.ID})
 		if err := report(Finding{Signature: "everyone", Body: body}); err != nil {
-			return err
+			return Result{}, err
 		}
 		return fakeRun(ctx, u, report, "", 5*time.Millisecond)
 	})
@@ -323,8 +335,29 @@ func TestTwoWorkers(t *testing.T) {
 	want := append(wantSignatures(units), "everyone")
 	col.check(t, want)
 	runs.checkOnce(t, units)
-	if got, wantSt := st.get(), (Status{Units: 20, Done: 20, Findings: len(want)}); got != wantSt {
+	final := st.get()
+	if got, wantSt := countsOf(final), (counts{Units: 20, Done: 20, Findings: len(want)}); got != wantSt {
 		t.Errorf("final status %+v, want %+v", got, wantSt)
+	}
+	// Each unit ran 100 inputs; the totals are split between the workers
+	// that ran them.
+	if final.Inputs != 2000 || final.InputsThisRun != 2000 || final.Rate() <= 0 {
+		t.Errorf("inputs %d (%d this run, %.0f/s), want 2000", final.Inputs, final.InputsThisRun, final.Rate())
+	}
+	var ran int
+	var inputs uint64
+	for _, w := range final.Workers {
+		ran += w.Units
+		inputs += w.Inputs
+		if w.Units > 0 && (w.Busy <= 0 || w.Rate() <= 0) {
+			t.Errorf("worker %s: %d units in %v", w.Name, w.Units, w.Busy)
+		}
+		if !strings.HasPrefix(w.Name, "w") || w.Refused != "" {
+			t.Errorf("worker %+v, want w0 or w1, joined", w)
+		}
+	}
+	if len(final.Workers) != 2 || ran != 20 || inputs != 2000 {
+		t.Errorf("workers %+v: want two, with 20 units and 2000 inputs between them", final.Workers)
 	}
 }
 
@@ -526,7 +559,7 @@ func TestCoordinatorRestart(t *testing.T) {
 		t.Fatalf("units stored after the first Run: %d, want %d", n, len(units))
 	}
 	var runs runCounter
-	startWorkers(t, ep, Options{}, 2, func(ctx context.Context, u Unit, report func(Finding) error) error {
+	startWorkers(t, ep, Options{}, 2, func(ctx context.Context, u Unit, report func(Finding) error) (Result, error) {
 		runs.add(u.ID)
 		return fakeRun(ctx, u, report, "", 10*time.Millisecond)
 	})
@@ -544,25 +577,28 @@ func TestCoordinatorRestart(t *testing.T) {
 	}
 
 	// A third runs the campaign to its end, and a fourth finds it over.
+	// Each hands over every finding the campaign stored, those its
+	// predecessors handed over too, once.
 	for _, name := range []string{"third", "fourth"} {
 		time.Sleep(2 * dupWindow)
 		c := newCoordinator(t, ctx, ep, Options{})
 		var st lastStatus
+		col := newCollector()
 		if err := c.Run(ctx, units, col.onFinding, st.set); err != nil {
 			t.Fatalf("%s Run: %v", name, err)
 		}
 		if n := unitsPublished(t, ctx, c); n != uint64(len(units)) {
 			t.Errorf("units stored after the %s Run: %d, want %d", name, n, len(units))
 		}
-		want := Status{Units: len(units), Done: len(units), Findings: len(wantSignatures(units))}
-		if got := st.get(); got != want {
+		want := counts{Units: len(units), Done: len(units), Findings: len(wantSignatures(units))}
+		if got := countsOf(st.get()); got != want {
 			t.Errorf("%s Run's final status %+v, want %+v", name, got, want)
 		}
+		col.check(t, wantSignatures(units))
 		if err := c.Close(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	col.check(t, wantSignatures(units))
 	runs.checkOnce(t, units)
 }
 
@@ -574,10 +610,10 @@ func TestFailingUnit(t *testing.T) {
 	units := makeUnits(6)
 	bad := units[2].ID
 	var runs runCounter
-	startWorkers(t, ep, Options{}, 2, func(ctx context.Context, u Unit, report func(Finding) error) error {
+	startWorkers(t, ep, Options{}, 2, func(ctx context.Context, u Unit, report func(Finding) error) (Result, error) {
 		runs.add(u.ID)
 		if u.ID == bad {
-			return errors.New("the SUT fell over")
+			return Result{}, errors.New("the SUT fell over")
 		}
 		return fakeRun(ctx, u, report, "", time.Millisecond)
 	})
@@ -595,7 +631,7 @@ func TestFailingUnit(t *testing.T) {
 	if n := runs.count(bad); n != 3 {
 		t.Errorf("the failing unit ran %d times, want 3", n)
 	}
-	if got, want := st.get(), (Status{Units: 6, Done: 5, Failed: 1, Findings: len(wantSignatures(units))}); got != want {
+	if got, want := countsOf(st.get()), (counts{Units: 6, Done: 5, Failed: 1, Findings: len(wantSignatures(units))}); got != want {
 		t.Errorf("final status %+v, want %+v", got, want)
 	}
 }
@@ -632,9 +668,9 @@ func TestAbandonedUnit(t *testing.T) {
 			t.Fatalf("delivery %d: metadata %+v, %v", want, md, err)
 		}
 	}
-	startWorkers(t, ep, Options{}, 1, func(context.Context, Unit, func(Finding) error) error {
+	startWorkers(t, ep, Options{}, 1, func(context.Context, Unit, func(Finding) error) (Result, error) {
 		t.Error("a unit delivered more often than MaxAttempts was run")
-		return nil
+		return Result{}, nil
 	})
 	err = <-runErr
 	var failed *UnitsFailedError
@@ -645,7 +681,9 @@ func TestAbandonedUnit(t *testing.T) {
 }
 
 // TestLongUnitKeptAlive checks that a unit running for several ack waits is
-// kept alive by its worker and not handed to the idle second worker.
+// kept alive by its worker and not handed to the idle second worker, and
+// that Run keeps reporting its status while nothing changes, so that its
+// rate and elapsed time stay current.
 func TestLongUnitKeptAlive(t *testing.T) {
 	srv := startServer(t)
 	ep := endpoint(t, srv, "long-unit")
@@ -655,14 +693,24 @@ func TestLongUnitKeptAlive(t *testing.T) {
 	c := newCoordinator(t, ctx, ep, Options{AckWait: ackWait})
 	units := makeUnits(1)
 	var runs runCounter
-	startWorkers(t, ep, Options{}, 2, func(ctx context.Context, u Unit, report func(Finding) error) error {
+	startWorkers(t, ep, Options{}, 2, func(ctx context.Context, u Unit, report func(Finding) error) (Result, error) {
 		runs.add(u.ID)
-		return fakeRun(ctx, u, report, "", 5*ackWait)
+		return fakeRun(ctx, u, report, "", 8*ackWait)
 	})
-	if err := c.Run(ctx, units, nil, nil); err != nil {
+	// Reports of a status in which nothing changes: the unit running, both
+	// workers known.
+	var unchanged atomic.Int64
+	if err := c.Run(ctx, units, nil, func(s Status) {
+		if s.Done == 0 && len(s.Workers) == 2 {
+			unchanged.Add(1)
+		}
+	}); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
 	runs.checkOnce(t, units)
+	if n := unchanged.Load(); n < 3 {
+		t.Errorf("%d status reports while the unit ran for %v, want one every %v", n, 8*ackWait, recheckEvery)
+	}
 }
 
 // TestDeathBetweenSteps covers a worker that dies after reporting a
@@ -715,7 +763,7 @@ func TestDeathBetweenSteps(t *testing.T) {
 	}
 
 	var runs runCounter
-	startWorkers(t, ep, Options{}, 1, func(ctx context.Context, u Unit, report func(Finding) error) error {
+	startWorkers(t, ep, Options{}, 1, func(ctx context.Context, u Unit, report func(Finding) error) (Result, error) {
 		runs.add(u.ID)
 		return fakeRun(ctx, u, report, "", time.Millisecond)
 	})
@@ -751,7 +799,7 @@ func TestDeleteCampaign(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var runs runCounter
-	startWorkers(t, ep, Options{}, 1, func(ctx context.Context, u Unit, report func(Finding) error) error {
+	startWorkers(t, ep, Options{}, 1, func(ctx context.Context, u Unit, report func(Finding) error) (Result, error) {
 		runs.add(u.ID)
 		return fakeRun(ctx, u, report, "", time.Millisecond)
 	})
@@ -809,7 +857,7 @@ func BenchmarkUnits(b *testing.B) {
 	ctx := context.Background()
 	ep := endpoint(b, srv, fmt.Sprintf("bench-%d", b.N))
 	c := newCoordinator(b, ctx, ep, Options{})
-	startWorkers(b, ep, Options{}, 2, func(context.Context, Unit, func(Finding) error) error { return nil })
+	startWorkers(b, ep, Options{}, 2, func(context.Context, Unit, func(Finding) error) (Result, error) { return Result{}, nil })
 	units := makeUnits(b.N)
 	b.ResetTimer()
 	start := time.Now()

@@ -32,13 +32,22 @@ import (
 // works, the unit is handed back at once for another worker; that delivery
 // counts towards MaxAttempts.
 //
+// Before it takes a unit, the worker settles the campaign's identity: it
+// publishes its own (o.Identity) in its worker record, and o.Admit, given
+// the identity stored with the campaign, decides whether it may run it.
+// When Admit refuses, the refusal is recorded in the worker record, for the
+// coordinator to show, and RunWorker returns a *RefusedError. So does it
+// when run returns an error made by Refuse: the unit is handed back for
+// another worker.
+//
 // A worker whose campaign is deleted (DeleteCampaign) waits for a new
-// campaign of the same name. RunWorker returns an error other than
-// ctx.Err() only when it cannot connect or its connection is closed for
-// good. A unit the server hands to a pull request that ctx abandoned goes to
-// another worker after the ack wait.
+// campaign of the same name, and settles that one's identity too.
+// RunWorker returns an error other than ctx.Err() only when it is refused,
+// cannot connect (an *UnreachableError) or its connection is closed for
+// good. A unit the server hands to a pull request that ctx abandoned goes
+// to another worker after the ack wait.
 func RunWorker(ctx context.Context, ep Endpoint, o Options,
-	run func(ctx context.Context, u Unit, report func(Finding) error) error) error {
+	run func(ctx context.Context, u Unit, report func(Finding) error) (Result, error)) error {
 	if run == nil {
 		return errors.New("campaign/queue: RunWorker needs a run function")
 	}
@@ -61,7 +70,9 @@ func RunWorker(ctx context.Context, ep Endpoint, o Options,
 		cancel()
 		switch {
 		case err == nil:
-			w.handle(ctx, m)
+			if err := w.handle(ctx, m); err != nil {
+				return err
+			}
 		case ctx.Err() != nil:
 			return ctx.Err()
 		case errors.Is(err, nats.ErrTimeout), errors.Is(err, context.DeadlineExceeded),
@@ -95,19 +106,23 @@ type worker struct {
 	done        jetstream.Stream
 	ackWait     time.Duration
 	maxAttempts uint64
-	run         func(ctx context.Context, u Unit, report func(Finding) error) error
+	run         func(ctx context.Context, u Unit, report func(Finding) error) (Result, error)
 }
 
-// bind waits until the campaign's workers consumer exists and binds it and
-// the streams a worker writes to. The campaign's AckWait and MaxAttempts
-// come from the consumer, where the coordinator put them.
+// bind waits until the campaign's workers consumer exists, settles the
+// campaign's identity (claim), records the worker, and binds the streams a
+// worker writes to. The campaign's AckWait and MaxAttempts come from the
+// consumer, where the coordinator put them.
 func bind(ctx context.Context, js jetstream.JetStream, ep Endpoint, o Options,
-	run func(ctx context.Context, u Unit, report func(Finding) error) error) (*worker, error) {
+	run func(ctx context.Context, u Unit, report func(Finding) error) (Result, error)) (*worker, error) {
 	waiting := false
 	for {
 		cons, err := js.Consumer(ctx, ep.UnitsStream(), workersConsumer)
 		if err == nil {
 			w := &worker{ep: ep, o: o, js: js, cons: cons, run: run, maxAttempts: uint64(o.MaxAttempts)}
+			if err := w.join(ctx); err != nil {
+				return nil, err
+			}
 			cfg := cons.CachedInfo().Config
 			w.ackWait = cfg.AckWait
 			if n, err := strconv.Atoi(cfg.Metadata[attemptsKey]); err == nil && n > 0 {
@@ -134,9 +149,45 @@ func bind(ctx context.Context, js jetstream.JetStream, ep Endpoint, o Options,
 	}
 }
 
+// join settles the campaign's identity with Admit and records the worker:
+// joined, or refused with why.
+func (w *worker) join(ctx context.Context) error {
+	info, err := w.js.Stream(ctx, w.ep.InfoStream())
+	if err != nil {
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			err = &RefusedError{Endpoint: w.ep, Err: errors.New("an older conform made this campaign, and it records no identity")}
+		}
+		return w.refused(ctx, err)
+	}
+	if _, err := claim(ctx, w.js, w.ep, info, nil, w.o.Admit, false); err != nil {
+		if errors.Is(err, errNoCampaign) {
+			err = &RefusedError{Endpoint: w.ep, Err: errors.New("the campaign records no identity")}
+		}
+		return w.refused(ctx, err)
+	}
+	if err := publishWorker(ctx, w.js, w.ep, w.o.Worker, w.o.Identity, ""); err != nil {
+		w.o.logf("campaign/queue: worker of %s: record this worker: %v", w.ep, err)
+	}
+	return nil
+}
+
+// refused records a refusal in the worker's record, when err is one, and
+// returns err.
+func (w *worker) refused(ctx context.Context, err error) error {
+	var r *RefusedError
+	if errors.As(err, &r) {
+		if perr := publishWorker(ctx, w.js, w.ep, w.o.Worker, w.o.Identity, r.Err.Error()); perr != nil {
+			w.o.logf("campaign/queue: worker of %s: record the refusal: %v", w.ep, perr)
+		}
+		return err
+	}
+	return fmt.Errorf("campaign/queue: worker of %s: %w", w.ep, err)
+}
+
 // handle takes one delivered unit to its end: run and recorded, handed back
-// for another attempt, or recorded as failed.
-func (w *worker) handle(ctx context.Context, m jetstream.Msg) {
+// for another attempt, or recorded as failed. It returns an error only when
+// the run refused the campaign (Refuse): the unit is then handed back.
+func (w *worker) handle(ctx context.Context, m jetstream.Msg) error {
 	var n uint64 = 1
 	if md, err := m.Metadata(); err == nil {
 		n = md.NumDelivered
@@ -146,29 +197,35 @@ func (w *worker) handle(ctx context.Context, m jetstream.Msg) {
 		if u.ID == "" {
 			w.o.logf("campaign/queue: worker of %s: %v; dropped", w.ep, err)
 			_ = m.Term()
-			return
+			return nil
 		}
 		w.finish(ctx, m, outcome{ID: u.ID, Failed: true, Error: err.Error(), Deliveries: n})
-		return
+		return nil
 	}
 	if n > 1 && w.recorded(ctx, u.ID) {
 		// An earlier worker recorded the outcome and died before its
 		// acknowledgement: the unit is over.
 		w.ack(ctx, m, u.ID)
-		return
+		return nil
 	}
 	if n > w.maxAttempts {
 		w.finish(ctx, m, outcome{ID: u.ID, Failed: true, Deliveries: n,
 			Error: fmt.Sprintf("delivered %d times, more than the %d attempts allowed: the workers that took it died or stalled",
 				n, w.maxAttempts)})
-		return
+		return nil
 	}
 	stop := keepAlive(m, keepAlivePeriod(w.ackWait))
-	err = w.call(ctx, u)
+	start := time.Now()
+	res, err := w.call(ctx, u)
+	busy := time.Since(start)
 	stop()
+	var refused *refusal
 	switch {
+	case errors.As(err, &refused):
+		_ = m.Nak()
+		return w.refused(ctx, &RefusedError{Endpoint: w.ep, Err: refused.err})
 	case err == nil:
-		w.finish(ctx, m, outcome{ID: u.ID, Deliveries: n})
+		w.finish(ctx, m, outcome{ID: u.ID, Deliveries: n, Inputs: res.Inputs, Busy: busy.Seconds(), Unsupported: res.Unsupported})
 	case ctx.Err() != nil:
 		_ = m.Nak() // the worker is stopping: let another one have it now
 	case n >= w.maxAttempts:
@@ -181,6 +238,7 @@ func (w *worker) handle(ctx context.Context, m jetstream.Msg) {
 			_ = m.Nak()
 		}
 	}
+	return nil
 }
 
 // decode reads the unit in m. On error the returned unit carries the ID
@@ -203,7 +261,7 @@ func (w *worker) decode(m jetstream.Msg) (Unit, error) {
 
 // call runs u, turning a panic into the unit's error so that one bad unit
 // does not take the worker down with it.
-func (w *worker) call(ctx context.Context, u Unit) (err error) {
+func (w *worker) call(ctx context.Context, u Unit) (res Result, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("run panicked: %v", r)

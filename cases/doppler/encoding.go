@@ -1,13 +1,14 @@
 package doppler
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/conform-suite/conform/cases"
 	"github.com/conform-suite/conform/corpus"
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
 	"github.com/conform-suite/conform/reports"
-	"github.com/google/go-cmp/cmp"
+	"github.com/conform-suite/conform/reports/evidence"
 )
 
 // encodeInput is the encode_header input that must reproduce a valid
@@ -38,11 +39,16 @@ func encodeVectors(t *cases.T, what string, from, to int, vs ...*corpus.DopplerV
 		} else {
 			got = out.Header
 		}
-		if len(out.Header) != 64 || !cmp.Equal(want, got) {
+		if len(out.Header) != 64 || !bytes.Equal(want, got) {
+			path := fmt.Sprintf("header (bytes %d to %d)", from, to-1)
+			ds := evidence.DiffAt(path, want, got)
+			if len(out.Header) != 64 {
+				ds = append(ds, evidence.DiffAt("header (its length)", 64, len(out.Header))...)
+			}
 			t.Fail(reports.Evidence{Message: fmt.Sprintf("%s (header bytes %d to %d): %s", what, from, to-1, vs[i].Title),
 				Input: describeEncode(ins[i]), Expected: corpus.FormatHex(want),
 				Got:  fmt.Sprintf("%s (a header of %d bytes)", corpus.FormatHex(got), len(out.Header)),
-				Diff: cmp.Diff(corpus.FormatHex(want), corpus.FormatHex(got))})
+				Diff: evidence.Format(ds)})
 		}
 	}
 }
@@ -57,46 +63,61 @@ func validNames(sfx string) []string {
 }
 
 // encoding is doppler §3 from the sender's side: the header it writes.
-func (s *suite) encoding() []cases.Case {
-	le, be := validNames("le"), validNames("be")
-	both := append(append([]string(nil), le...), be...)
+func encoding(k *cases.Kit, vs *vectors) []cases.Case {
+	both := func() []*corpus.DopplerVector {
+		return append(vs.List(validNames("le")...), vs.List(validNames("be")...)...)
+	}
 	return []cases.Case{
-		reconstructed(must(cases.Case{
-			ID:      "doppler/3/header-written-little-endian",
-			Title:   "A little-endian sender writes the 64-byte header of each type field by field in its host order, as RECONSTRUCTED §3 lays it out",
-			Spec:    "doppler-streaming §3; RECONSTRUCTED §3",
-			Vectors: ids(le...),
-			Run: func(t *cases.T) {
-				encodeVectors(t, "the header a little-endian sender writes", 0, 64, s.vecs(le...)...)
-			},
-		})),
-		reconstructed(must(cases.Case{
-			ID:      "doppler/3/header-written-big-endian",
-			Title:   "A big-endian sender writes the same fields in its own host order, with no conversion: the magic too, so a little-endian peer sees it swapped",
-			Spec:    "doppler-streaming §3; RECONSTRUCTED §3",
-			Vectors: ids(be...),
-			Run:     func(t *cases.T) { encodeVectors(t, "the header a big-endian sender writes", 0, 64, s.vecs(be...)...) },
-		})),
-		reconstructed(must(cases.Case{
-			ID:      "doppler/3/magic-is-an-integer",
-			Title:   "The magic is one integer written in the sender's byte order, not a char[8]: the two orders write it byte-swapped",
-			Spec:    "doppler-streaming §3; RECONSTRUCTED §3",
-			Vectors: ids(both...),
-			Run:     func(t *cases.T) { encodeVectors(t, "the magic a sender writes", 0, 8, s.vecs(both...)...) },
-		})),
-		reconstructed(must(cases.Case{
-			ID:      "doppler/3/format-is-a-blue-code",
-			Title:   "format holds the two-character BLUE code packed little-endian (first character in the low byte), and 0 for telemetry, in either byte order",
-			Spec:    "doppler-streaming §3; RECONSTRUCTED §3",
-			Vectors: ids(both...),
-			Run:     func(t *cases.T) { encodeVectors(t, "the kind and format a sender writes", 16, 20, s.vecs(both...)...) },
-		})),
-		reconstructed(must(cases.Case{
-			ID:      "doppler/3/data-rep-names-the-order",
-			Title:   "data_rep says which order the header is in with BLUE's own token: \"EEEI\" from a little-endian sender, \"IEEE\" from a big-endian one",
-			Spec:    "doppler-streaming §3; RECONSTRUCTED §3",
-			Vectors: ids(both...),
-			Run:     func(t *cases.T) { encodeVectors(t, "the data_rep a sender writes", 20, 24, s.vecs(both...)...) },
-		})),
+		k.Must(func() cases.Case {
+			le := vs.List(validNames("le")...)
+			return cases.Case{
+				ID:    "doppler/3/header-written-little-endian",
+				Title: "A little-endian sender writes the 64-byte header of each type field by field in its host order, at the pinned offsets",
+				Spec:  "doppler-streaming §3, §1",
+				Requirements: []string{"doppler-streaming§1#1", "doppler-streaming§3#2", "doppler-streaming§3#5",
+					"reconstructed§doppler-header#1", "reconstructed§doppler-header#3", "reconstructed§contradictions#2"},
+				Run: func(t *cases.T) { encodeVectors(t, "the header a little-endian sender writes", 0, 64, le...) },
+			}
+		}),
+		k.Must(func() cases.Case {
+			be := vs.List(validNames("be")...)
+			return cases.Case{
+				ID:           "doppler/3/header-written-big-endian",
+				Title:        "A big-endian sender writes the same fields in its own host order, with no conversion: the magic too, so a little-endian peer sees it swapped",
+				Spec:         "doppler-streaming §3",
+				Requirements: []string{"doppler-streaming§3#2", "doppler-streaming§3#5", "reconstructed§doppler-header#1"},
+				Run:          func(t *cases.T) { encodeVectors(t, "the header a big-endian sender writes", 0, 64, be...) },
+			}
+		}),
+		k.Must(func() cases.Case {
+			all := both()
+			return cases.Case{
+				ID:           "doppler/3/magic-is-an-integer",
+				Title:        "The magic is one integer written in the sender's byte order, not a char[8]: the two orders write it byte-swapped",
+				Spec:         "doppler-streaming §3",
+				Requirements: []string{"doppler-streaming§3#4", "reconstructed§doppler-header#2"},
+				Run:          func(t *cases.T) { encodeVectors(t, "the magic a sender writes", 0, 8, all...) },
+			}
+		}),
+		k.Must(func() cases.Case {
+			all := both()
+			return cases.Case{
+				ID:           "doppler/3/format-is-a-blue-code",
+				Title:        "format holds the two-character BLUE code packed little-endian (first character in the low byte), and 0 for telemetry, in either byte order",
+				Spec:         "doppler-streaming §3",
+				Requirements: []string{"doppler-streaming§3#16", "doppler-streaming§3#21", "reconstructed§doppler-formats#1"},
+				Run:          func(t *cases.T) { encodeVectors(t, "the kind and format a sender writes", 16, 20, all...) },
+			}
+		}),
+		k.Must(func() cases.Case {
+			all := both()
+			return cases.Case{
+				ID:           "doppler/3/data-rep-names-the-order",
+				Title:        "data_rep says which order the header is in with BLUE's own token: \"EEEI\" from a little-endian sender, \"IEEE\" from a big-endian one",
+				Spec:         "doppler-streaming §3",
+				Requirements: []string{"doppler-streaming§3#8", "reconstructed§doppler-header#6"},
+				Run:          func(t *cases.T) { encodeVectors(t, "the data_rep a sender writes", 20, 24, all...) },
+			}
+		}),
 	}
 }

@@ -1,18 +1,27 @@
 package doppler
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/conform-suite/conform/cases"
+	"github.com/conform-suite/conform/corpus"
+	"github.com/conform-suite/conform/live/netem"
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
 	dp "github.com/conform-suite/conform/ref/doppler"
 	"github.com/conform-suite/conform/reports"
@@ -57,8 +66,29 @@ type live struct {
 
 	handles []uint64
 	extra   []*nats.Conn
+	proxies []*netem.Proxy
+	cleanup []func()
 	streams bool // whether the case may have made DP_WORK_<base>
+
+	mu       sync.Mutex
+	asyncErr error // the first asynchronous error of conform's own connections
 }
+
+// errors is the option that keeps the asynchronous errors of a connection
+// of conform's (a subscription that fell behind, say) for the case's record
+// rather than the NATS client's printing them.
+func (l *live) errors() nats.Option {
+	return nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.asyncErr == nil {
+			l.asyncErr = err
+		}
+	})
+}
+
+// onRelease runs f when the case ends, once the SUT's sockets are left.
+func (l *live) onRelease(f func()) { l.cleanup = append(l.cleanup, f) }
 
 // withLive runs body with a live session. conform's connection is dialled
 // first, so that a broker conform cannot reach ends the case as a harness
@@ -66,10 +96,10 @@ type live struct {
 // is left and every connection closed when body returns or ends the case.
 func withLive(t *cases.T, body func(l *live)) {
 	url := t.BrokerURL()
-	nc, err := nats.Connect(url, nats.Name("conform"), nats.Timeout(connectWait), nats.NoReconnect())
+	l := &live{t: t, url: url}
+	nc, err := nats.Connect(url, nats.Name("conform"), nats.Timeout(connectWait), nats.NoReconnect(), l.errors())
 	if err != nil {
-		panic(&cases.Abort{Outcome: reports.Error, Kind: "harness",
-			Message: fmt.Sprintf("cannot reach the NATS server %s: %v", url, err)})
+		t.Harnessf("cannot reach the NATS server %s: %v", url, err)
 	}
 	// The base is random rather than drawn from the case's seed: the seed
 	// is the same for every run, and runs share brokers; no verdict
@@ -77,9 +107,9 @@ func withLive(t *cases.T, body func(l *live)) {
 	ep, err := dp.ParseEndpoint(url + "/" + dp.UniqueBase("conform_"))
 	if err != nil {
 		nc.Close()
-		panic(&cases.Abort{Outcome: reports.Error, Kind: "harness", Message: "the broker URL makes no endpoint: " + err.Error()})
+		t.Harnessf("the broker URL makes no endpoint: %v", err)
 	}
-	l := &live{t: t, url: url, nc: nc, ep: ep}
+	l.nc, l.ep = nc, ep
 	defer func() {
 		p := recover()
 		leaveErr := l.release()
@@ -97,6 +127,11 @@ func withLive(t *cases.T, body func(l *live)) {
 // queue the case made. It returns the first leave that ended in an Abort,
 // after trying them all.
 func (l *live) release() (first any) {
+	// A slow link has judged what it was for; leaving through it would
+	// only wait it out.
+	for _, p := range l.proxies {
+		p.Shape(netem.Link{}, netem.Link{})
+	}
 	for i := len(l.handles) - 1; i >= 0; i-- {
 		if p := l.tryLeave(l.handles[i]); p != nil && first == nil {
 			first = p
@@ -113,7 +148,20 @@ func (l *live) release() (first any) {
 	for _, c := range l.extra {
 		c.Close()
 	}
+	for _, f := range l.cleanup {
+		f()
+	}
+	// The SUT's sockets are gone: closing a proxy now severs nothing a
+	// socket would redial.
+	for _, p := range l.proxies {
+		_ = p.Close()
+	}
 	l.nc.Close()
+	l.mu.Lock()
+	if l.asyncErr != nil {
+		l.t.Note("conform's own NATS connection reported: %v", l.asyncErr)
+	}
+	l.mu.Unlock()
 	return first
 }
 
@@ -126,10 +174,21 @@ func (l *live) tryLeave(h uint64) (p any) {
 
 // joinOpts are the optional fields of a join.
 type joinOpts struct {
+	// endpoint, when set, is joined instead of the case's own (a proxy's,
+	// one without a path, one the SUT must refuse).
+	endpoint  string
 	order     conformpb.DopplerByteOrder
 	ackWaitMs uint32
 	noAck     bool
 	reply     *conformpb.DopplerReplyPlan
+}
+
+// endpointOf is the endpoint a join with o names.
+func (l *live) endpointOf(o joinOpts) string {
+	if o.endpoint != "" {
+		return o.endpoint
+	}
+	return l.ep.String()
 }
 
 // joinResult asks the SUT to open a socket and returns its answer as it
@@ -139,7 +198,7 @@ func (l *live) joinResult(role conformpb.DopplerLiveRole, typ conformpb.DopplerF
 		l.streams = true
 	}
 	r := do(l.t, &conformpb.DopplerOp{Op: &conformpb.DopplerOp_Join{Join: &conformpb.DopplerJoin{
-		Endpoint: l.ep.String(), Role: role, Type: typ, Order: o.order,
+		Endpoint: l.endpointOf(o), Role: role, Type: typ, Order: o.order,
 		AckWaitMs: o.ackWaitMs, NoAck: o.noAck, Reply: o.reply}}}).GetJoin()
 	if r == nil {
 		l.t.Protocolf("doppler join answered with the result of another op")
@@ -159,7 +218,7 @@ func (l *live) join(role conformpb.DopplerLiveRole, typ conformpb.DopplerFrameTy
 	r := l.joinResult(role, typ, o)
 	if r.Refused != nil {
 		l.t.Fail(reports.Evidence{Message: fmt.Sprintf("the SUT could not open a %s socket", roleWord(role)),
-			Input: fmt.Sprintf("join %s %s on %s", roleWord(role), typ, l.ep), Got: describeRefusal(r.Refused)})
+			Input: fmt.Sprintf("join %s %s on %s", roleWord(role), typ, l.endpointOf(o)), Got: describeRefusal(r.Refused)})
 		return 0, false
 	}
 	return r.Handle, true
@@ -178,15 +237,13 @@ func (l *live) leave(h uint64) {
 
 // send sends frames through a socket and returns one output per frame.
 func (l *live) send(h uint64, timeoutMs uint32, frames ...*conformpb.DopplerLiveFrame) []*conformpb.DopplerSendOutput {
-	r := do(l.t, &conformpb.DopplerOp{Op: &conformpb.DopplerOp_Send{Send: &conformpb.DopplerSend{
-		Handle: h, Frames: frames, TimeoutMs: timeoutMs}}}).GetSend()
-	if r == nil {
-		l.t.Protocolf("doppler send answered with the result of another op")
-	}
-	if len(r.Outputs) != len(frames) {
-		l.t.Protocolf("doppler send: %d frames, %d outputs", len(frames), len(r.Outputs))
-	}
-	return r.Outputs
+	// The frames go in order, in as many sends as the carrier's message
+	// limit asks for (a backlog can outgrow a broker's max_payload).
+	return cases.Batched(l.t, "doppler send", frames, func(b []*conformpb.DopplerLiveFrame) ([]*conformpb.DopplerSendOutput, bool) {
+		r := do(l.t, &conformpb.DopplerOp{Op: &conformpb.DopplerOp_Send{Send: &conformpb.DopplerSend{
+			Handle: h, Frames: b, TimeoutMs: timeoutMs}}}).GetSend()
+		return r.GetOutputs(), r != nil
+	})
 }
 
 // collectOnce hands over what a receiving socket gathered, waiting up to
@@ -246,19 +303,19 @@ func (l *live) gatherEvents(h uint64, n int) []*conformpb.DopplerLiveEvent {
 func (l *live) publish(conn *nats.Conn, subject string, msgs ...[]byte) {
 	for _, m := range msgs {
 		if err := conn.Publish(subject, m); err != nil {
-			panic(&cases.Abort{Outcome: reports.Error, Kind: "harness", Message: fmt.Sprintf("publish on %s: %v", subject, err)})
+			l.t.Harnessf("publish on %s: %v", subject, err)
 		}
 	}
 	if err := conn.FlushTimeout(connectWait); err != nil {
-		panic(&cases.Abort{Outcome: reports.Error, Kind: "harness", Message: "flush conform's publishes: " + err.Error()})
+		l.t.Harnessf("flush conform's publishes: %v", err)
 	}
 }
 
 // other dials a second conform connection: another publisher.
 func (l *live) other() *nats.Conn {
-	nc, err := nats.Connect(l.url, nats.Name("conform-other"), nats.Timeout(connectWait), nats.NoReconnect())
+	nc, err := nats.Connect(l.url, nats.Name("conform-other"), nats.Timeout(connectWait), nats.NoReconnect(), l.errors())
 	if err != nil {
-		panic(&cases.Abort{Outcome: reports.Error, Kind: "harness", Message: "second connection: " + err.Error()})
+		l.t.Harnessf("second connection: %v", err)
 	}
 	l.extra = append(l.extra, nc)
 	return nc
@@ -275,7 +332,7 @@ func (l *live) watch(subject string) *nats.Subscription {
 		err = l.nc.FlushTimeout(connectWait)
 	}
 	if err != nil {
-		panic(&cases.Abort{Outcome: reports.Error, Kind: "harness", Message: fmt.Sprintf("subscribe to %s: %v", subject, err)})
+		l.t.Harnessf("subscribe to %s: %v", subject, err)
 	}
 	return sub
 }
@@ -321,9 +378,126 @@ func (l *live) needJetStream() {
 		cancel()
 	}
 	if err != nil {
-		panic(&cases.Abort{Outcome: reports.Error, Kind: "harness",
-			Message: fmt.Sprintf("the NATS server %s offers no JetStream, which PUSH/PULL need (nats-server -js): %v", l.url, err)})
+		l.t.Harnessf("the NATS server %s offers no JetStream, which PUSH/PULL need (nats-server -js): %v", l.url, err)
 	}
+}
+
+// viaProxy starts a proxy between the SUT and the run's broker, shaped as o
+// says, and returns the endpoint (the case's own base) that reaches the
+// broker through it, and the proxy; the case is skipped when conform cannot
+// put one on the SUT's path (see canProxy).
+func (l *live) viaProxy(o netem.Options) (dp.Endpoint, *netem.Proxy) {
+	l.needProxy()
+	u, _ := url.Parse(l.url)
+	o.Upstream = u.Host
+	p, err := netem.Start(l.t.Context(), o)
+	if err != nil {
+		l.t.Harnessf("start the proxy: %v", err)
+	}
+	l.proxies = append(l.proxies, p)
+	server := "nats://" + p.Addr()
+	if u.User != nil {
+		server = "nats://" + u.User.String() + "@" + p.Addr()
+	}
+	return dp.Endpoint{Server: server, Base: l.ep.Base}, p
+}
+
+// canProxy reports whether conform can put a proxy on the SUT's path to the
+// broker. The proxy listens on conform's loopback, which a SUT reaches only
+// when it runs on conform's host; conform knows it does when the broker is
+// on loopback too (conform's embedded one, or --nats-url naming one). On a
+// real network the SUT's path to the broker is not conform's to shape, and
+// needs no shaping to be slower than loopback.
+func (l *live) canProxy() bool {
+	u, err := url.Parse(l.url)
+	return err == nil && u.Host != "" && loopback(u.Hostname())
+}
+
+// needProxy skips the case, saying why, when canProxy is false: the case
+// needs the SUT to reach a listener on conform's loopback.
+func (l *live) needProxy() {
+	if !l.canProxy() {
+		l.t.Skipf("this case has the SUT reach conform's loopback (a proxy before the broker, or a server of the case's own), which a SUT does only when the run's broker is on loopback too; it is %s", l.url)
+	}
+}
+
+// loopback reports whether host names this machine's loopback.
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// rewriteInfo is a proxy filter for the server's side of a NATS connection:
+// it hands the client every INFO the server sends with edit applied to its
+// JSON, and everything else unchanged. Numbers keep their exact text.
+//
+// Not only the INFO that opens the connection: the protocol lets a server
+// send another at any time, and a client takes its max_payload from the
+// latest. On a loaded machine the SUT's connection once reported the
+// broker's own max_payload through this proxy. The filter therefore follows the
+// protocol: a MSG or HMSG line's payload, whose size is the line's last
+// field, passes through whole, so that payload bytes are never read as
+// protocol lines.
+func rewriteInfo(edit func(info map[string]any)) netem.Filter {
+	return func(dst io.Writer, src io.Reader) error {
+		r := bufio.NewReader(src)
+		for {
+			line, err := r.ReadBytes('\n')
+			if len(line) > 0 {
+				if body, ok := bytes.CutPrefix(line, []byte("INFO ")); ok && err == nil {
+					line = editInfo(body, line, edit)
+				}
+				if _, werr := dst.Write(line); werr != nil {
+					return werr
+				}
+			}
+			if err != nil {
+				if errors.Is(err, io.EOF) {
+					return nil
+				}
+				return err
+			}
+			if n, ok := payloadSize(line); ok {
+				if _, err := io.CopyN(dst, r, n+2); err != nil { // the payload and its CRLF
+					if errors.Is(err, io.EOF) {
+						return nil
+					}
+					return err
+				}
+			}
+		}
+	}
+}
+
+// editInfo returns the INFO line whose JSON is body with edit applied, or
+// line as it is when body is not JSON.
+func editInfo(body, line []byte, edit func(info map[string]any)) []byte {
+	d := json.NewDecoder(bytes.NewReader(body))
+	d.UseNumber()
+	var info map[string]any
+	if d.Decode(&info) != nil {
+		return line
+	}
+	edit(info)
+	b, err := json.Marshal(info)
+	if err != nil {
+		return line
+	}
+	return append(append([]byte("INFO "), b...), '\r', '\n')
+}
+
+// payloadSize returns the payload size a MSG or HMSG line announces (its
+// last field: the total size, headers included, for HMSG).
+func payloadSize(line []byte) (int64, bool) {
+	if !bytes.HasPrefix(line, []byte("MSG ")) && !bytes.HasPrefix(line, []byte("HMSG ")) {
+		return 0, false
+	}
+	f := bytes.Fields(line)
+	n, err := strconv.ParseInt(string(f[len(f)-1]), 10, 64)
+	return n, err == nil && n >= 0
 }
 
 // frameMessage is a conforming little-endian message carrying payload as
@@ -489,6 +663,22 @@ func wireText(m []byte) string {
 		return "a frame of no known type"
 	}
 	return frameText(f.Header.Sequence, t, f.Payload)
+}
+
+// wireTextOrder renders a message a sender of byte order o put on the wire,
+// as read by a receiver of that order: the frame as frameText does, with
+// the order named and the magic's bytes and data_rep as they stand.
+func wireTextOrder(m []byte, o dp.Order) string {
+	if v := dp.Check(m, o); v != dp.Accepted {
+		return fmt.Sprintf("a %d-byte message that a %s receiver refuses: %v", len(m), o, v)
+	}
+	h, _ := dp.DecodeHeader(m, o)
+	t, ok := dp.TypeOf(h.Kind, h.Format)
+	if h.Chunked() || !ok {
+		return fmt.Sprintf("a %d-byte chunk or frame of no known type", len(m))
+	}
+	return fmt.Sprintf("%s %s, magic bytes %s, data_rep %q", o, frameText(h.Sequence, t, m[dp.HeaderSize:]),
+		corpus.FormatHex(m[:8]), string(m[atDataRep:atDataRep+4]))
 }
 
 // fill is a live frame described rather than carried: n bytes of pattern.

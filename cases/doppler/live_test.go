@@ -15,9 +15,8 @@ import (
 	"github.com/conform-suite/conform/natsserver"
 	"github.com/conform-suite/conform/reports"
 	"github.com/conform-suite/conform/runner"
+	"github.com/conform-suite/conform/suites"
 	"github.com/conform-suite/conform/sut/builtin"
-	"github.com/conform-suite/conform/sut/impl"
-	"github.com/conform-suite/conform/sut/mutant"
 )
 
 // liveCases returns the catalogue's doppler-nats cases.
@@ -41,7 +40,7 @@ func liveCases(t *testing.T) []cases.Case {
 
 // broker starts an embedded server of the given max_payload (0: the
 // natsserver default) for the test.
-func broker(t *testing.T, maxPayload int32) *cases.Env {
+func broker(t testing.TB, maxPayload int32) *cases.Env {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -62,7 +61,7 @@ func TestLiveReferencePasses(t *testing.T) {
 		t.Run(fmt.Sprintf("max_payload-%d", mp), func(t *testing.T) {
 			env := broker(t, mp)
 			start := time.Now()
-			rec := runner.Run(context.Background(), runner.Config{Spec: "builtin:reference", Client: builtin.New("builtin:reference", impl.Reference()),
+			rec := runner.Run(context.Background(), runner.Config{Spec: "builtin:reference", Client: builtin.New("builtin:reference", suites.Default().Reference()),
 				Cases: cs, Seed: 1, Env: env})
 			for _, c := range rec.Cases {
 				if c.Outcome != reports.Pass && c.Outcome != reports.Info {
@@ -84,14 +83,14 @@ func TestLiveMutantsCaught(t *testing.T) {
 	for _, name := range []string{
 		"names-misderived", "raw-face-as-ci8", "pull-never-acks", "closed-reported-as-transport",
 	} {
-		m, ok := mutant.Lookup(name)
+		m, ok := suites.Default().Mutant(name)
 		if !ok {
 			t.Errorf("no mutant %s", name)
 			continue
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			rec := runner.Run(context.Background(), runner.Config{Spec: "builtin:mutant/" + name, Client: builtin.New(name, m.Impl()),
+			rec := runner.Run(context.Background(), runner.Config{Spec: "builtin:mutant/" + name, Client: builtin.New(name, m.Apply(suites.Default().Reference())),
 				Cases: cs, Seed: 1, Env: env})
 			var caught []string
 			for _, c := range rec.Cases {
@@ -124,18 +123,21 @@ func TestLiveWithoutJetStream(t *testing.T) {
 		t.Fatal("the server did not start")
 	}
 	env := &cases.Env{Broker: func(context.Context) (string, error) { return srv.ClientURL(), nil }}
-	rec := runner.Run(context.Background(), runner.Config{Spec: "builtin:reference", Client: builtin.New("builtin:reference", impl.Reference()),
+	rec := runner.Run(context.Background(), runner.Config{Spec: "builtin:reference", Client: builtin.New("builtin:reference", suites.Default().Reference()),
 		Cases: liveCases(t), Seed: 1, Env: env})
 	errs := 0
 	for _, c := range rec.Cases {
 		switch {
-		case c.Outcome == reports.Error && c.ErrorKind == "harness" && strings.Contains(c.Message, "offers no JetStream"):
+		case c.Outcome == reports.Error && c.ErrorKind == reports.KindHarness && strings.Contains(c.Message, "offers no JetStream"):
 			errs++
 		case c.Outcome != reports.Pass && c.Outcome != reports.Info:
 			t.Errorf("%s: %s (%s) %s", c.ID, c.Outcome, c.ErrorKind, c.Message)
+			for _, e := range c.Evidence {
+				t.Logf("%s: %s: expected %q, got %q", c.ID, e.Message, e.Expected, e.Got)
+			}
 		}
 	}
-	if errs != 5 {
-		t.Errorf("%d work-queue cases ended as harness errors, want 5", errs)
+	if errs != 8 {
+		t.Errorf("%d work-queue cases ended as harness errors, want 8", errs)
 	}
 }

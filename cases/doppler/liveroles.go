@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -16,73 +15,168 @@ import (
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
 	dp "github.com/conform-suite/conform/ref/doppler"
 	"github.com/conform-suite/conform/reports"
+	"github.com/conform-suite/conform/reports/evidence"
 )
 
 // liveRoles are the six roles on a real broker: the subjects and JetStream
 // objects they use (doppler §5), REQ/REP and its raw-bytes face (§2), the
-// work queue's acks and redelivery (§6), drain (§6b) and the per-socket
-// sequence (§7).
-func (s *suite) liveRoles() []cases.Case {
+// work queue's acks and redelivery (§6), who may send telemetry (§3), the
+// endpoint's form (§5, §9) and the per-socket sequence (§7).
+func liveRoles(k *cases.Kit, _ *vectors) []cases.Case {
 	return []cases.Case{
-		reconstructed(must(cases.Case{
-			ID:    "doppler/5/live-pub-subjects",
-			Title: "A PUB of each type publishes on <base>.pub.<type>, the type token being ci8 ci16 ci32 cf32 cf64 raw tlm",
-			Spec:  "doppler-streaming §5; RECONSTRUCTED §3",
-			Run:   livePubSubjects,
-		})),
-		reconstructed(must(cases.Case{
-			ID:    "doppler/5/live-work-queue-names",
-			Title: "A PUSH creates the JetStream work-queue stream DP_WORK_<base> capturing <base>.work.*, and its frames are stored whole on <base>.work.<type>",
-			Spec:  "doppler-streaming §5, §2; RECONSTRUCTED §3",
-			Run:   liveWorkQueueNames,
-		})),
-		reconstructed(must(cases.Case{
-			ID:    "doppler/2/live-rep-answers-requests",
-			Title: "A REP receives requests on <base>.req and answers each with one unchunked frame that passes every receiver check, numbered from 0 by the REP socket",
-			Spec:  "doppler-streaming §2, §5, §7; RECONSTRUCTED §3",
-			Run:   liveRepAnswers,
-		})),
-		reconstructed(must(cases.Case{
-			ID:    "doppler/2/live-rep-raw-bytes-face",
-			Title: "The raw-bytes face of REP answers with a byte count, not a sample block: kind IQ, format \"SB\", num_samples the byte count",
-			Spec:  "doppler-streaming §2; RECONSTRUCTED §3",
-			Run:   liveRepRawFace,
-		})),
-		reconstructed(must(cases.Case{
-			ID:    "doppler/2/live-req-raw-bytes-face",
-			Title: "The raw-bytes face of REQ sends its bytes on <base>.req as a frame of kind IQ, format \"SB\", and hands back the reply's bytes",
-			Spec:  "doppler-streaming §2, §5, §7; RECONSTRUCTED §3",
-			Run:   liveReqRawFace,
-		})),
-		must(cases.Case{
-			ID:    "doppler/6/live-pull-acks-work",
-			Title: "A PULL worker receives pushed frames whole, in order, and acks them: acked work leaves the queue",
-			Spec:  "doppler-streaming §6, §2, §7",
-			Run:   livePullAcks,
+		k.Must(func() cases.Case {
+			return cases.Case{
+				ID:      "doppler/5/live-pub-subjects",
+				Title:   "A PUB of each type publishes on <base>.pub.<type>, the type token being ci8 ci16 ci32 cf32 cf64 raw tlm",
+				Spec:    "doppler-streaming §5",
+				Profile: LiveProfile,
+				Requirements: []string{"doppler-streaming§2#1", "doppler-streaming§5#1", "doppler-streaming§5#2",
+					"reconstructed§doppler-subjects#1"},
+				Run: livePubSubjects,
+			}
 		}),
-		must(cases.Case{
-			ID:    "doppler/6/live-redelivered-after-worker-dies",
-			Title: "A worker that dies before acking gets its frame redelivered to another worker",
-			Spec:  "doppler-streaming §6, §9",
-			Run:   liveRedelivery,
+		k.Must(func() cases.Case {
+			return cases.Case{
+				ID:      "doppler/5/live-work-queue-names",
+				Title:   "A PUSH creates the JetStream work-queue stream DP_WORK_<base> capturing <base>.work.*, and its frames are stored whole on <base>.work.<type>",
+				Spec:    "doppler-streaming §5, §2",
+				Profile: LiveProfile,
+				Requirements: []string{"doppler-streaming§2#2", "doppler-streaming§5#5", "doppler-streaming§5#7",
+					"reconstructed§doppler-subjects#4"},
+				Run: liveWorkQueueNames,
+			}
 		}),
-		must(cases.Case{
-			ID:    "doppler/6b/live-flush-round-trip",
-			Title: "A PUB's flush is the round trip: once it answers DP_OK, the server has every frame sent before it",
-			Spec:  "doppler-streaming §6b",
-			Run:   liveFlush,
+		k.Must(func() cases.Case {
+			return cases.Case{
+				ID:           "doppler/5/live-existing-stream-adopted",
+				Title:        "A PUSH adopts a work-queue stream that already exists as it is: a stream provisioned with its own limits and description keeps them, and the pushed frame is stored in it",
+				Spec:         "doppler-streaming §5",
+				Profile:      LiveProfile,
+				Requirements: []string{"doppler-streaming§5#6"},
+				Run:          liveExistingStream,
+			}
 		}),
-		must(cases.Case{
-			ID:    "doppler/6b/live-drain-then-send-closed",
-			Title: "A drained PUB has flushed everything it sent before the drain, and a send after the drain is refused with DP_ERR_CLOSED, a state rather than a transport failure",
-			Spec:  "doppler-streaming §6b",
-			Run:   liveDrain,
+		k.Must(func() cases.Case {
+			return cases.Case{
+				ID:           "doppler/5/live-endpoint-default-base",
+				Title:        "An endpoint with no path uses the default base: a PUB joined on nats://host:port publishes on doppler.pub.<type>",
+				Spec:         "doppler-streaming §5",
+				Profile:      LiveProfile,
+				Requirements: []string{"doppler-streaming§5#3", "reconstructed§doppler-subjects#5"},
+				Run:          liveDefaultBase,
+			}
 		}),
-		must(cases.Case{
-			ID:    "doppler/7/live-sequence-per-socket",
-			Title: "Each socket counts its own sequence from 0, one per frame: two PUB sockets interleaving their sends each number 0, 1, 2",
-			Spec:  "doppler-streaming §7",
-			Run:   liveSequence,
+		k.Must(func() cases.Case {
+			return cases.Case{
+				ID:      "doppler/2/live-rep-answers-requests",
+				Title:   "A REP receives requests on <base>.req and answers each with one unchunked frame that passes every receiver check, numbered from 0 by the REP socket",
+				Spec:    "doppler-streaming §2, §5, §7",
+				Profile: LiveProfile,
+				Requirements: []string{"doppler-streaming§2#1", "doppler-streaming§5#2", "doppler-streaming§7#1",
+					"reconstructed§doppler-subjects#3"},
+				Run: liveRepAnswers,
+			}
+		}),
+		k.Must(func() cases.Case {
+			return cases.Case{
+				ID:           "doppler/2/live-rep-raw-bytes-face",
+				Title:        "The raw-bytes face of REP answers with a byte count, not a sample block: kind IQ, format \"SB\", num_samples the byte count",
+				Spec:         "doppler-streaming §2",
+				Profile:      LiveProfile,
+				Requirements: []string{"doppler-streaming§2#3", "reconstructed§doppler-formats#2"},
+				Run:          liveRepRawFace,
+			}
+		}),
+		k.Must(func() cases.Case {
+			return cases.Case{
+				ID:      "doppler/2/live-req-raw-bytes-face",
+				Title:   "The raw-bytes face of REQ sends its bytes on <base>.req as a frame of kind IQ, format \"SB\", and hands back the reply's bytes",
+				Spec:    "doppler-streaming §2, §5, §7",
+				Profile: LiveProfile,
+				Requirements: []string{"doppler-streaming§2#3", "reconstructed§doppler-formats#2",
+					"reconstructed§doppler-subjects#3"},
+				Run: liveReqRawFace,
+			}
+		}),
+		k.Must(func() cases.Case {
+			return cases.Case{
+				ID:           "doppler/2/live-req-typed-sample-block",
+				Title:        "A REQ sends a typed sample block on <base>.req — a CI16 frame stays CI16 — and hands back the typed reply as it arrived",
+				Spec:         "doppler-streaming §2",
+				Profile:      LiveProfile,
+				Requirements: []string{"doppler-streaming§2#4", "reconstructed§doppler-subjects#3"},
+				Run:          liveReqTyped,
+			}
+		}),
+		k.Must(func() cases.Case {
+			return cases.Case{
+				ID:           "doppler/3/live-telemetry-only-from-a-publisher",
+				Title:        "Only a publisher emits telemetry: a PUSH of telemetry is not opened, a REQ refuses to send a telemetry request, and a REP refuses to answer with a telemetry reply",
+				Spec:         "doppler-streaming §3",
+				Profile:      LiveProfile,
+				Requirements: []string{"doppler-streaming§3#20"},
+				Run:          liveTelemetryPublisherOnly,
+			}
+		}),
+		k.Must(func() cases.Case {
+			return cases.Case{
+				ID:           "doppler/6/live-pull-acks-work",
+				Title:        "A PULL worker receives pushed frames whole, in order, and acks them: acked work leaves the queue",
+				Spec:         "doppler-streaming §6, §2, §7",
+				Profile:      LiveProfile,
+				Requirements: []string{"doppler-streaming§2#2", "doppler-streaming§6#2", "reconstructed§doppler-subjects#4"},
+				Run:          livePullAcks,
+			}
+		}),
+		k.Must(func() cases.Case {
+			return cases.Case{
+				ID:           "doppler/6/live-redelivered-after-worker-dies",
+				Title:        "A worker that dies before acking gets its frame redelivered to another worker",
+				Spec:         "doppler-streaming §6, §9",
+				Profile:      LiveProfile,
+				Requirements: []string{"doppler-streaming§6#3"},
+				Run:          liveRedelivery,
+			}
+		}),
+		k.Must(func() cases.Case {
+			return cases.Case{
+				ID:           "doppler/7/live-sequence-per-socket",
+				Title:        "Each socket counts its own sequence from 0, one per frame: two PUB sockets interleaving their sends each number 0, 1, 2",
+				Spec:         "doppler-streaming §7",
+				Profile:      LiveProfile,
+				Requirements: []string{"doppler-streaming§7#1"},
+				Run:          liveSequence,
+			}
+		}),
+		k.Must(func() cases.Case {
+			return cases.Case{
+				ID:           "doppler/8/live-req-timeout-is-dp-err-timeout",
+				Title:        "A request whose reply does not come within the REQ's timeout returns DP_ERR_TIMEOUT (-5), a normal return, not DP_ERR",
+				Spec:         "doppler-streaming §8",
+				Profile:      LiveProfile,
+				Requirements: []string{"doppler-streaming§8#6", "reconstructed§doppler-errors#1"},
+				Run:          liveReqTimeout,
+			}
+		}),
+		k.Must(func() cases.Case {
+			return cases.Case{
+				ID:           "doppler/9/live-endpoint-nats-scheme-only",
+				Title:        "The endpoint parser accepts nats:// only and names one server: an endpoint of another scheme (tls://, ws://) or with a comma-separated seed list opens no socket",
+				Spec:         "doppler-streaming §9",
+				Profile:      LiveProfile,
+				Requirements: []string{"doppler-streaming§9#5"},
+				Run:          liveEndpointScheme,
+			}
+		}),
+		k.Must(func() cases.Case {
+			return cases.Case{
+				ID:           "doppler/9/live-credentials-in-the-url",
+				Title:        "Credentials embedded in the endpoint URL reach the server: a PUB joined on nats://user:password@host:port/<base> connects to a server that demands them and publishes; with a wrong password it opens no socket",
+				Spec:         "doppler-streaming §9, §5",
+				Profile:      LiveProfile,
+				Requirements: []string{"doppler-streaming§5#1", "doppler-streaming§9#6"},
+				Run:          liveCredentials,
+			}
 		}),
 	}
 }
@@ -110,10 +204,10 @@ func livePubSubjects(t *cases.T) {
 		// the broker in no set order.
 		slices.Sort(want)
 		slices.Sort(got)
-		if !cmp.Equal(want, got) {
+		if !evidence.Equal(want, got) {
 			t.Fail(reports.Evidence{Message: "where one PUB socket of each type published its first frame",
 				Input:    fmt.Sprintf("endpoint %s; conform subscribed to %s.>", l.ep, l.ep.Base),
-				Expected: strings.Join(want, "\n"), Got: strings.Join(got, "\n"), Diff: cmp.Diff(want, got)})
+				Expected: strings.Join(want, "\n"), Got: strings.Join(got, "\n"), Diff: evidence.Format(evidence.DiffAt("subjects on the broker", want, got))})
 		}
 	})
 }
@@ -158,18 +252,18 @@ func liveWorkQueueNames(t *cases.T) {
 		defer cancel()
 		got, info, err := streamMessages(ctx, st)
 		if err != nil {
-			panic(&cases.Abort{Outcome: reports.Error, Kind: "harness", Message: "read the work queue: " + err.Error()})
+			t.Harnessf("read the work queue: %v", err)
 		}
 		if !slices.Contains(info.Config.Subjects, l.ep.WorkWildcard()) || info.Config.Retention != jetstream.WorkQueuePolicy {
-			t.Fail(reports.Evidence{Message: "the stream the PUSH created", Input: l.ep.String(),
+			t.Fail(evidence.Named("the stream the PUSH created", reports.Evidence{Message: "the stream the PUSH created", Input: l.ep.String(),
 				Expected: fmt.Sprintf("stream %s, work-queue retention, capturing %s", l.ep.StreamName(), l.ep.WorkWildcard()),
-				Got:      fmt.Sprintf("stream %s, retention %v, subjects %v", info.Config.Name, info.Config.Retention, info.Config.Subjects)})
+				Got:      fmt.Sprintf("stream %s, retention %v, subjects %v", info.Config.Name, info.Config.Retention, info.Config.Subjects)}))
 		}
 		subject := l.ep.WorkSubject(dp.TypeCI16)
 		want := []string{subject + ": " + frameText(0, dp.TypeCI16, p0), subject + ": " + frameText(1, dp.TypeCI16, p1)}
-		if !cmp.Equal(want, got) {
+		if !evidence.Equal(want, got) {
 			t.Fail(reports.Evidence{Message: "what the work queue holds after two pushes", Input: l.ep.String(),
-				Expected: strings.Join(want, "\n"), Got: strings.Join(got, "\n"), Diff: cmp.Diff(want, got)})
+				Expected: strings.Join(want, "\n"), Got: strings.Join(got, "\n"), Diff: evidence.Format(evidence.DiffAt("messages in the work queue", want, got))})
 		}
 	})
 }
@@ -207,9 +301,9 @@ func liveRepAnswers(t *cases.T) {
 			got = append(got, wireText(reply))
 		}
 		input := fmt.Sprintf("conform requests on %s a CF32 frame of 4 samples (sequence 40), then a CI16 frame of 3 (sequence 41); the REP echoes each in its own type", l.ep.ReqSubject())
-		if !cmp.Equal(want, got) {
+		if !evidence.Equal(want, got) {
 			t.Fail(reports.Evidence{Message: "the replies, as conform took them off the wire", Input: input,
-				Expected: strings.Join(want, "\n"), Got: strings.Join(got, "\n"), Diff: cmp.Diff(want, got)})
+				Expected: strings.Join(want, "\n"), Got: strings.Join(got, "\n"), Diff: evidence.Format(evidence.DiffAt("replies on the broker", want, got))})
 		}
 		evs := l.gatherEvents(h, len(reqs))
 		var wantEv, gotEv []string
@@ -223,9 +317,9 @@ func liveRepAnswers(t *cases.T) {
 			}
 			gotEv = append(gotEv, s)
 		}
-		if !cmp.Equal(wantEv, gotEv) {
+		if !evidence.Equal(wantEv, gotEv) {
 			t.Fail(reports.Evidence{Message: "the requests the REP reported", Input: input,
-				Expected: strings.Join(wantEv, "\n"), Got: strings.Join(gotEv, "\n"), Diff: cmp.Diff(wantEv, gotEv)})
+				Expected: strings.Join(wantEv, "\n"), Got: strings.Join(gotEv, "\n"), Diff: evidence.Format(evidence.DiffAt("events", wantEv, gotEv))})
 		}
 	})
 }
@@ -247,10 +341,10 @@ func liveRepRawFace(t *cases.T) {
 			}
 			got = append(got, wireText(reply))
 		}
-		if !cmp.Equal(want, got) {
+		if !evidence.Equal(want, got) {
 			t.Fail(reports.Evidence{Message: "the replies of a REP answering through its raw-bytes face",
 				Input:    fmt.Sprintf("conform requests on %s with raw frames of the bytes \"hello\" and \"status?!\"; the REP echoes each as raw bytes", l.ep.ReqSubject()),
-				Expected: strings.Join(want, "\n"), Got: strings.Join(got, "\n"), Diff: cmp.Diff(want, got)})
+				Expected: strings.Join(want, "\n"), Got: strings.Join(got, "\n"), Diff: evidence.Format(evidence.DiffAt("replies on the broker", want, got))})
 		}
 	})
 }
@@ -274,7 +368,7 @@ func liveReqRawFace(t *cases.T) {
 			err = l.nc.FlushTimeout(connectWait)
 		}
 		if err != nil {
-			panic(&cases.Abort{Outcome: reports.Error, Kind: "harness", Message: "subscribe to " + l.ep.ReqSubject() + ": " + err.Error()})
+			t.Harnessf("subscribe to "+l.ep.ReqSubject()+": %v", err)
 		}
 		defer func() { _ = sub.Unsubscribe() }()
 		h, ok := l.join(roleREQ, 0, joinOpts{})
@@ -304,13 +398,13 @@ func liveReqRawFace(t *cases.T) {
 		mu.Unlock()
 		wantReq := []string{frameText(0, dp.TypeRaw, bodies[0]), frameText(1, dp.TypeRaw, bodies[1])}
 		input := fmt.Sprintf("the REQ sends the raw bytes \"hello\" and \"ping\"; conform, subscribed to %s, answers each with raw bytes \"re:\" and the request's bytes", l.ep.ReqSubject())
-		if !cmp.Equal(wantReq, gotReq) {
+		if !evidence.Equal(wantReq, gotReq) {
 			t.Fail(reports.Evidence{Message: "the requests conform received on " + l.ep.ReqSubject(), Input: input,
-				Expected: strings.Join(wantReq, "\n"), Got: strings.Join(gotReq, "\n"), Diff: cmp.Diff(wantReq, gotReq)})
+				Expected: strings.Join(wantReq, "\n"), Got: strings.Join(gotReq, "\n"), Diff: evidence.Format(evidence.DiffAt("requests on the broker", wantReq, gotReq))})
 		}
-		if !cmp.Equal(want, got) {
+		if !evidence.Equal(want, got) {
 			t.Fail(reports.Evidence{Message: "the replies the REQ handed back", Input: input,
-				Expected: strings.Join(want, "\n"), Got: strings.Join(got, "\n"), Diff: cmp.Diff(want, got)})
+				Expected: strings.Join(want, "\n"), Got: strings.Join(got, "\n"), Diff: evidence.Format(evidence.DiffAt("reply", want, got))})
 		}
 	})
 }
@@ -351,7 +445,7 @@ func (l *live) queueDepth(want uint64) uint64 {
 		info, err := st.Info(ctx)
 		cancel()
 		if err != nil {
-			panic(&cases.Abort{Outcome: reports.Error, Kind: "harness", Message: "read the work queue: " + err.Error()})
+			l.t.Harnessf("read the work queue: %v", err)
 		}
 		if info.State.Msgs == want || time.Now().After(deadline) {
 			return info.State.Msgs
@@ -393,13 +487,13 @@ func livePullAcks(t *cases.T) {
 			got = append(got, pullText(e))
 		}
 		input := fmt.Sprintf("a PUSH of CI16 on %s sends three frames; a PULL worker joins and acks what it receives", l.ep)
-		if !cmp.Equal(want, got) {
+		if !evidence.Equal(want, got) {
 			t.Fail(reports.Evidence{Message: "what the PULL worker received", Input: input,
-				Expected: strings.Join(want, "\n"), Got: strings.Join(got, "\n"), Diff: cmp.Diff(want, got)})
+				Expected: strings.Join(want, "\n"), Got: strings.Join(got, "\n"), Diff: evidence.Format(evidence.DiffAt("events", want, got))})
 		}
 		if n := l.queueDepth(0); n != 0 {
-			t.Fail(reports.Evidence{Message: "acked work must leave the work queue", Input: input,
-				Expected: "0 messages in " + l.ep.StreamName(), Got: fmt.Sprintf("%d messages", n)})
+			t.Fail(evidence.Named("messages in the work queue", reports.Evidence{Message: "acked work must leave the work queue", Input: input,
+				Expected: "0 messages in " + l.ep.StreamName(), Got: fmt.Sprintf("%d messages", n)}))
 		}
 	})
 }
@@ -422,7 +516,7 @@ func liveRedelivery(t *cases.T) {
 		// too once the ack wait passes, A being alive until it leaves.
 		got := eventTexts(first)
 		if len(got) == 0 || slices.ContainsFunc(got, func(s string) bool { return s != want }) {
-			t.Fail(reports.Evidence{Message: "what worker A received", Input: input, Expected: want, Got: strings.Join(got, "\n")})
+			t.Fail(evidence.Named("events", reports.Evidence{Message: "what worker A received", Input: input, Expected: want, Got: strings.Join(got, "\n")}))
 			return
 		}
 		l.leave(dying)
@@ -435,115 +529,17 @@ func liveRedelivery(t *cases.T) {
 		for _, e := range evs {
 			got = append(got, pullText(e))
 		}
-		if w := []string{want + ", acked"}; !cmp.Equal(w, got) {
+		if w := []string{want + ", acked"}; !evidence.Equal(w, got) {
 			t.Fail(reports.Evidence{Message: "what worker B received", Input: input, Expected: strings.Join(w, "\n"),
-				Got: strings.Join(got, "\n"), Diff: cmp.Diff(w, got)})
+				Got: strings.Join(got, "\n"), Diff: evidence.Format(evidence.DiffAt("events", w, got))})
 			return
 		}
 		if nd := evs[0].NumDelivered; nd != 0 && nd < 2 {
 			t.Failf("worker B reports the frame delivered %d time(s); it is a redelivery", nd)
 		}
 		if n := l.queueDepth(0); n != 0 {
-			t.Fail(reports.Evidence{Message: "the redelivered frame, once acked, must leave the work queue", Input: input,
-				Expected: "0 messages in " + l.ep.StreamName(), Got: fmt.Sprintf("%d messages", n)})
-		}
-	})
-}
-
-func liveFlush(t *cases.T) {
-	withLive(t, func(l *live) {
-		sub := l.watch(l.ep.PubSubject(dp.TypeCF32))
-		h, ok := l.join(rolePUB, liveType(dp.TypeCF32), joinOpts{})
-		if !ok {
-			return
-		}
-		// A backlog of 1.6 MB, so that a flush that does not wait for the
-		// server has something left to lose.
-		const n = 100
-		var frames []*conformpb.DopplerLiveFrame
-		for i := range n {
-			frames = append(frames, &conformpb.DopplerLiveFrame{Payload: samples(dp.TypeCF32, 2048, byte(i))})
-		}
-		for i, o := range l.send(h, 0, frames...) {
-			if o.Refused != nil {
-				t.Failf("the PUB refused frame %d: %s", i, describeRefusal(o.Refused))
-				return
-			}
-		}
-		fr := do(t, &conformpb.DopplerOp{Op: &conformpb.DopplerOp_Flush{Flush: &conformpb.DopplerFlush{Handle: h}}}).GetFlush()
-		if fr == nil {
-			t.Protocolf("doppler flush answered with the result of another op")
-		}
-		if fr.Refused != nil {
-			t.Failf("the flush of a PUB on loopback failed: %s", describeRefusal(fr.Refused))
-			return
-		}
-		// Whatever the server had when the SUT's flush answered was queued
-		// to conform before the answer to conform's own round trip.
-		if err := l.nc.FlushTimeout(connectWait); err != nil {
-			panic(&cases.Abort{Outcome: reports.Error, Kind: "harness", Message: "flush conform's connection: " + err.Error()})
-		}
-		held, _, err := sub.Pending()
-		if err != nil {
-			panic(&cases.Abort{Outcome: reports.Error, Kind: "harness", Message: "read conform's subscription: " + err.Error()})
-		}
-		if held != n {
-			t.Fail(reports.Evidence{Message: "frames at the server when the SUT's flush answered",
-				Input:    fmt.Sprintf("a CF32 PUB sends %d frames of 16 KiB, then flushes", n),
-				Expected: fmt.Sprintf("%d frames", n), Got: fmt.Sprintf("%d frames", held)})
-		}
-	})
-}
-
-func liveDrain(t *cases.T) {
-	withLive(t, func(l *live) {
-		sub := l.watch(l.ep.PubSubject(dp.TypeCI16))
-		h, ok := l.join(rolePUB, liveType(dp.TypeCI16), joinOpts{})
-		if !ok {
-			return
-		}
-		const n = 20
-		var frames []*conformpb.DopplerLiveFrame
-		var want []string
-		for i := range n {
-			p := samples(dp.TypeCI16, 8, byte(i))
-			frames = append(frames, &conformpb.DopplerLiveFrame{Payload: p})
-			want = append(want, frameText(uint64(i), dp.TypeCI16, p))
-		}
-		l.send(h, 0, frames...)
-		dr := do(t, &conformpb.DopplerOp{Op: &conformpb.DopplerOp_Drain{Drain: &conformpb.DopplerDrain{Handle: h}}}).GetDrain()
-		if dr == nil {
-			t.Protocolf("doppler drain answered with the result of another op")
-		}
-		if dr.Refused != nil {
-			t.Failf("the drain of a PUB that is keeping up failed: %s", describeRefusal(dr.Refused))
-		}
-		after := l.send(h, 0, &conformpb.DopplerLiveFrame{Payload: samples(dp.TypeCI16, 1, 99)})[0]
-		gotAfter := "sent"
-		if after.Refused != nil {
-			gotAfter = "refused " + codeName(after.Refused.Code)
-		}
-		if w := "refused " + codeName(int32(dp.ErrClosed)); gotAfter != w {
-			t.Fail(reports.Evidence{Message: "a send after the drain returned", Input: "PUB: 20 frames, drain, one more frame",
-				Expected: w, Got: gotAfter})
-		}
-		var got []string
-		for _, m := range next(sub, n) {
-			got = append(got, wireText(m.Data))
-		}
-		// The drain flushed everything before it answered, and the refused
-		// send must have put nothing on the wire: after conform's own
-		// round trip to the server, whatever the SUT sent has reached it.
-		if err := l.nc.FlushTimeout(connectWait); err != nil {
-			panic(&cases.Abort{Outcome: reports.Error, Kind: "harness", Message: "flush conform's connection: " + err.Error()})
-		}
-		if m, err := sub.NextMsg(time.Millisecond); err == nil {
-			got = append(got, "after the drain: "+wireText(m.Data))
-		}
-		if !cmp.Equal(want, got) {
-			t.Fail(reports.Evidence{Message: "what reached the broker from a PUB that sent 20 frames and drained",
-				Input: "PUB: 20 frames, drain, one more frame", Expected: strings.Join(want, "\n"), Got: strings.Join(got, "\n"),
-				Diff: cmp.Diff(want, got)})
+			t.Fail(evidence.Named("messages in the work queue", reports.Evidence{Message: "the redelivered frame, once acked, must leave the work queue", Input: input,
+				Expected: "0 messages in " + l.ep.StreamName(), Got: fmt.Sprintf("%d messages", n)}))
 		}
 	})
 }
@@ -587,10 +583,10 @@ func liveSequence(t *cases.T) {
 		// one's order, not an order between them.
 		slices.Sort(want)
 		slices.SortStableFunc(got, func(x, y string) int { return strings.Compare(strings.Fields(x)[0], strings.Fields(y)[0]) })
-		if !cmp.Equal(want, got) {
+		if !evidence.Equal(want, got) {
 			t.Fail(reports.Evidence{Message: "the sequence of each frame, by subject",
 				Input:    "a CI8 PUB and a CF32 PUB on one endpoint send alternately: CI8, CF32, CI8, CF32, CI8",
-				Expected: strings.Join(want, "\n"), Got: strings.Join(got, "\n"), Diff: cmp.Diff(want, got)})
+				Expected: strings.Join(want, "\n"), Got: strings.Join(got, "\n"), Diff: evidence.Format(evidence.DiffAt("messages on the broker, by subject", want, got))})
 		}
 	})
 }

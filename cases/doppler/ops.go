@@ -1,7 +1,6 @@
 package doppler
 
 import (
-	"crypto/sha256"
 	"fmt"
 	"strings"
 
@@ -101,6 +100,30 @@ func typeOf(name string) conformpb.DopplerFrameType {
 	return conformpb.DopplerFrameType(conformpb.DopplerFrameType_value["DOPPLER_FRAME_TYPE_"+name])
 }
 
+// verdictOf returns the verdict the corpus spells slug ("cross-endian").
+func verdictOf(slug string) conformpb.DopplerVerdict {
+	name := "DOPPLER_VERDICT_" + strings.ToUpper(strings.ReplaceAll(slug, "-", "_"))
+	v, ok := conformpb.DopplerVerdict_value[name]
+	if !ok {
+		panic("conform bug: a corpus vector names the verdict " + slug)
+	}
+	return conformpb.DopplerVerdict(v)
+}
+
+// pbHeader is a corpus header as conform.v1 carries it.
+func pbHeader(f *corpus.DopplerHeaderFields) *conformpb.DopplerHeader {
+	if f == nil {
+		return nil
+	}
+	format, err := f.FormatCode()
+	if err != nil {
+		panic("conform bug: a corpus header's format: " + err.Error())
+	}
+	return &conformpb.DopplerHeader{Magic: f.Magic, VersionMajor: uint32(f.VersionMajor), VersionMinor: uint32(f.VersionMinor),
+		Flags: f.Flags, Kind: uint32(f.Kind), Format: uint32(format), DataRep: []byte(f.DataRep), Sequence: f.Sequence,
+		TimestampNs: f.TimestampNs, NumSamples: f.NumSamples, PayloadBytes: f.PayloadBytes, SampleRateHz: f.SampleRateHz}
+}
+
 // verdictSlug spells a verdict as the corpus does: "cross-endian".
 func verdictSlug(v conformpb.DopplerVerdict) string {
 	s := strings.TrimPrefix(v.String(), "DOPPLER_VERDICT_")
@@ -109,22 +132,6 @@ func verdictSlug(v conformpb.DopplerVerdict) string {
 
 // codeName spells a doppler return code with its C name.
 func codeName(c int32) string { return fmt.Sprintf("%d (%s)", c, dp.Code(c)) }
-
-// headerFields renders a header the SUT reported as the corpus writes it.
-func headerFields(h *conformpb.DopplerHeader) *corpus.DopplerHeaderFields {
-	if h == nil {
-		return nil
-	}
-	f := &corpus.DopplerHeaderFields{
-		Magic: h.Magic, VersionMajor: uint16(h.VersionMajor), VersionMinor: uint16(h.VersionMinor), Flags: h.Flags,
-		Kind: uint16(h.Kind), DataRep: string(h.DataRep), Sequence: h.Sequence, TimestampNs: h.TimestampNs,
-		NumSamples: h.NumSamples, PayloadBytes: h.PayloadBytes, SampleRateHz: h.SampleRateHz,
-	}
-	if h.Format != 0 {
-		f.Format = string([]byte{byte(h.Format), byte(h.Format >> 8)})
-	}
-	return f
-}
 
 // refHeaderFields renders a reference-decoded header the same way.
 func refHeaderFields(h dp.Header) *corpus.DopplerHeaderFields {
@@ -137,27 +144,6 @@ func refHeaderFields(h dp.Header) *corpus.DopplerHeaderFields {
 		f.Format = string([]byte{byte(h.Format), byte(h.Format >> 8)})
 	}
 	return f
-}
-
-// payloadText renders a delivered payload for comparison: its bytes in hex,
-// or its length and digest when the SUT sent only a digest.
-func payloadText(p *conformpb.DopplerPayload) string {
-	if p == nil {
-		return "no payload"
-	}
-	if len(p.Sha256) > 0 && len(p.Bytes) == 0 && p.Length > 0 {
-		return fmt.Sprintf("%d bytes, sha256 %x", p.Length, p.Sha256)
-	}
-	return corpus.FormatHex(p.Bytes)
-}
-
-// expectedPayloadText renders an expected payload the way payloadText
-// renders the SUT's, digest above 1 MiB included.
-func expectedPayloadText(b []byte) string {
-	if len(b) > 1<<20 {
-		return fmt.Sprintf("%d bytes, sha256 %x", len(b), sha256.Sum256(b))
-	}
-	return corpus.FormatHex(b)
 }
 
 // describeMessages prints messages for evidence, one per line.

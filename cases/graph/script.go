@@ -6,12 +6,16 @@ import (
 	"strings"
 
 	"github.com/conform-suite/conform/cases"
+	"github.com/conform-suite/conform/corpus"
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
+	"github.com/conform-suite/conform/proto/conform/v1/meaning"
 	"github.com/conform-suite/conform/reports"
+	"github.com/conform-suite/conform/reports/evidence"
 )
 
-// The ACL rights a script grants (the mask graph.proto documents; the bits
-// are reconstructed, the rights' names pinned).
+// The ACL rights a script grants, as conform.v1 carries them
+// (reconstructed§graph-acl#1: the rights' names are the document's, the bits
+// this project's).
 const (
 	rRead      = 1
 	rWrite     = 2
@@ -194,10 +198,6 @@ type result struct {
 	out *conformpb.GraphScriptOutput
 }
 
-// stop ends a case early; the catalogue's guard recovers it, so the runner
-// judges what was recorded at the case's level.
-type stop struct{}
-
 // run runs the scripts, batched, and returns their results. A SUT that could
 // not run a script, or answered a reply count other than its step count,
 // fails the case there.
@@ -214,8 +214,7 @@ func run(t *cases.T, scripts ...*script) []*result {
 	for i, o := range outs {
 		res[i] = &result{t: t, s: scripts[i], out: o}
 		if o.GetError() != "" {
-			t.Fail(reports.Evidence{Message: "the SUT could not run the script: " + o.GetError(), Input: scripts[i].String()})
-			panic(stop{})
+			t.Fatalf("the SUT could not run the script: %s\nscript:\n%s", o.GetError(), scripts[i])
 		}
 		if len(o.GetReplies()) != len(scripts[i].pb.Steps) {
 			t.Protocolf("graph run: %d steps, %d replies", len(scripts[i].pb.Steps), len(o.GetReplies()))
@@ -229,14 +228,27 @@ func run1(t *cases.T, s *script) *result { return run(t, s)[0] }
 
 func (r *result) reply(i int) *conformpb.GraphReply { return r.out.GetReplies()[i] }
 
-func (r *result) fail(msg, expected, got string) {
-	r.t.Fail(reports.Evidence{Message: msg, Input: r.s.String(), Expected: expected, Got: got})
+// fail records a failed check of a reply: msg, what was expected and got
+// in the graph's terms (statuses by name, TLVs rendered), and the differing
+// fields by their conform.v1 paths in the script's output.
+func (r *result) fail(msg, expected, got string, diff []evidence.Difference) {
+	r.t.Fail(reports.Evidence{Message: msg, Input: r.s.String(), Expected: expected, Got: got, Diff: evidence.Format(diff)})
 }
+
+// failAt records a failed check whose differing field is at path, the
+// expected and got rendered as for fail.
+func (r *result) failAt(path, msg, expected, got string) {
+	r.fail(msg, expected, got, evidence.DiffAt(path, expected, got))
+}
+
+// at names field of step i's reply: "replies[3].value".
+func at(i int, field string) string { return fmt.Sprintf("replies[%d].%s", i, field) }
 
 // status checks step i's status.
 func (r *result) status(i int, want uint32, what string) bool {
 	if got := r.reply(i).GetStatus(); got != want {
-		r.fail(fmt.Sprintf("step %d (%s) answered %s", i, what, statusText(got)), statusText(want), statusText(got))
+		r.fail(fmt.Sprintf("step %d (%s) answered %s", i, what, statusText(got)), statusText(want), statusText(got),
+			evidence.DiffAt(at(i, "status"), statusText(want), statusText(got)))
 		return false
 	}
 	return true
@@ -248,21 +260,30 @@ func (r *result) ok(i int, what string) bool { return r.status(i, stOK, what) }
 // refused checks that step i answered some refusal, whichever.
 func (r *result) refused(i int, what string) bool {
 	if r.reply(i).GetStatus() == stOK {
-		r.fail(fmt.Sprintf("step %d (%s) succeeded", i, what), "a refusal", "success")
+		r.fail(fmt.Sprintf("step %d (%s) succeeded", i, what), "a refusal", "success",
+			evidence.DiffAt(at(i, "status"), "a refusal (not 0)", statusText(stOK)))
 		return false
 	}
 	return true
+}
+
+// failStatus records that step i answered a refusal where want was due.
+func (r *result) failStatus(i int, what string, want []byte) {
+	rep := r.reply(i)
+	r.fail(fmt.Sprintf("step %d (%s) answered %s", i, what, statusText(rep.GetStatus())), render(want), statusText(rep.GetStatus()),
+		evidence.DiffAt(at(i, "status"), statusText(stOK), statusText(rep.GetStatus())))
 }
 
 // value checks that step i succeeded with exactly want's bytes.
 func (r *result) value(i int, want []byte, what string) bool {
 	rep := r.reply(i)
 	if rep.GetStatus() != stOK {
-		r.fail(fmt.Sprintf("step %d (%s) answered %s", i, what, statusText(rep.GetStatus())), render(want), statusText(rep.GetStatus()))
+		r.failStatus(i, what, want)
 		return false
 	}
 	if string(rep.GetValue()) != string(want) {
-		r.fail(fmt.Sprintf("step %d (%s) served other bytes", i, what), fmt.Sprintf("%s (% x)", render(want), want), fmt.Sprintf("%s (% x)", render(rep.GetValue()), rep.GetValue()))
+		r.fail(fmt.Sprintf("step %d (%s) served other bytes", i, what), render(want), render(rep.GetValue()),
+			evidence.DiffAt(at(i, "value"), want, rep.GetValue()))
 		return false
 	}
 	return true
@@ -273,11 +294,12 @@ func (r *result) value(i int, want []byte, what string) bool {
 func (r *result) same(i int, want []byte, what string) bool {
 	rep := r.reply(i)
 	if rep.GetStatus() != stOK {
-		r.fail(fmt.Sprintf("step %d (%s) answered %s", i, what, statusText(rep.GetStatus())), render(want), statusText(rep.GetStatus()))
+		r.failStatus(i, what, want)
 		return false
 	}
 	if g, w := render(rep.GetValue()), render(want); g != w {
-		r.fail(fmt.Sprintf("step %d (%s) served another TLV", i, what), w, g)
+		r.fail(fmt.Sprintf("step %d (%s) served another TLV (a POINT's child POINTs compared in any order)", i, what), w, g,
+			evidence.DiffAt(at(i, "value"), want, rep.GetValue()))
 		return false
 	}
 	return true
@@ -296,7 +318,7 @@ func (d dl) String() string { return fmt.Sprintf("at %s to %s: %s", d.at, d.targ
 func dlsOf(rep *conformpb.GraphReply) []string {
 	var out []string
 	for _, d := range rep.GetDeliveries() {
-		out = append(out, dl{canon(d.GetVertex()), canon(d.GetTarget()), d.GetTlv()}.String()+fmt.Sprintf(" [% x]", d.GetTlv()))
+		out = append(out, dl{canon(d.GetVertex()), canon(d.GetTarget()), d.GetTlv()}.String()+" ["+meaning.Hex(d.GetTlv())+"]")
 	}
 	return out
 }
@@ -318,13 +340,14 @@ func canon(p string) string {
 func (r *result) deliveries(i int, what string, want ...dl) bool {
 	var w []string
 	for _, d := range want {
-		w = append(w, d.String()+fmt.Sprintf(" [% x]", d.tlv))
+		w = append(w, d.String()+" ["+meaning.Hex(d.tlv)+"]")
 	}
 	got := dlsOf(r.reply(i))
 	sort.Strings(w)
 	sort.Strings(got)
 	if strings.Join(w, "\n") != strings.Join(got, "\n") {
-		r.fail(fmt.Sprintf("step %d (%s) made other deliveries", i, what), list(w), list(got))
+		r.fail(fmt.Sprintf("step %d (%s) made other deliveries (in any order: each listed sorted, as at VERTEX to TARGET: TLV)", i, what), list(w), list(got),
+			evidence.DiffAt(at(i, "deliveries"), w, got))
 		return false
 	}
 	return true
@@ -364,3 +387,94 @@ func list(s []string) string {
 	}
 	return strings.Join(s, "\n")
 }
+
+// tree checks that step i succeeded with the TLV want as a tree: the same
+// types, payloads and children in order, whatever length form each header
+// the SUT synthesized takes.
+func (r *result) tree(i int, want []byte, what string) bool {
+	rep := r.reply(i)
+	if rep.GetStatus() != stOK {
+		r.failStatus(i, what, want)
+		return false
+	}
+	if !corpus.SameTLV(want, rep.GetValue()) {
+		r.fail(fmt.Sprintf("step %d (%s) served another TLV (each header in either form)", i, what), render(want), render(rep.GetValue()),
+			evidence.DiffAt(at(i, "value"), want, rep.GetValue()))
+		return false
+	}
+	return true
+}
+
+// aclIs checks that step i served the ACL record want: its NAME, VALUE
+// pairs in any order (reconstructed§graph-acl#4 gives them no order).
+func (r *result) aclIs(i int, want []byte, what string) bool {
+	rep := r.reply(i)
+	if rep.GetStatus() != stOK {
+		r.failStatus(i, what, want)
+		return false
+	}
+	if !corpus.MatchTLVs(corpus.MatchPairs, want, rep.GetValue()) {
+		r.fail(fmt.Sprintf("step %d (%s) served another ACL (pairs compared in any order)", i, what), render(want), render(rep.GetValue()),
+			evidence.DiffAt(at(i, "value"), want, rep.GetValue()))
+		return false
+	}
+	return true
+}
+
+// pending checks that step i, an await or a FWD{AWAIT}, was registered and
+// is outstanding.
+func (r *result) pending(i int, what string) bool {
+	rep := r.reply(i)
+	if rep.GetStatus() != stOK || !rep.GetPending() {
+		type pend struct {
+			Status  string `json:"status"`
+			Pending bool   `json:"pending"`
+		}
+		w, g := pend{statusText(stOK), true}, pend{statusText(rep.GetStatus()), rep.GetPending()}
+		r.fail(fmt.Sprintf("step %d (%s) is not an outstanding await", i, what), "pending", fmt.Sprintf("%s, pending %v, value %s", statusText(rep.GetStatus()), rep.GetPending(), show(rep.GetValue())),
+			evidence.DiffAt(fmt.Sprintf("replies[%d]", i), w, g))
+		return false
+	}
+	return true
+}
+
+// wakeTree checks that step i completed the await of step aw with a value
+// that is want as a tree (a FWD{REPLY} the SUT built, say).
+func (r *result) wakeTree(i, aw int, want []byte, what string) {
+	for _, w := range r.wakes(i) {
+		if int(w.GetStep()) != aw {
+			continue
+		}
+		if w.GetStatus() != stOK || !corpus.SameTLV(want, w.GetValue()) {
+			r.fail(fmt.Sprintf("step %d (%s) completed the await of step %d with another answer (a TLV's headers in either form)", i, what, aw), render(want), fmt.Sprintf("%s %s", statusText(w.GetStatus()), show(w.GetValue())),
+				append(evidence.DiffAt(fmt.Sprintf("replies[%d].wakes[step %d].status", i, aw), statusText(stOK), statusText(w.GetStatus())),
+					evidence.DiffAt(fmt.Sprintf("replies[%d].wakes[step %d].value", i, aw), want, w.GetValue())...))
+		}
+		return
+	}
+	r.fail(fmt.Sprintf("step %d (%s) did not complete the await of step %d", i, what, aw), "the await completed with "+render(want), "still pending",
+		evidence.DiffAt(fmt.Sprintf("replies[%d].wakes[step %d]", i, aw), "a wake", evidence.Absent))
+}
+
+// noWakes checks that step i completed no await.
+func (r *result) noWakes(i int, what string) {
+	if ws := r.wakes(i); len(ws) != 0 {
+		var got []string
+		for _, w := range ws {
+			got = append(got, fmt.Sprintf("step %d: %s %s", w.GetStep(), statusText(w.GetStatus()), show(w.GetValue())))
+		}
+		r.fail(fmt.Sprintf("step %d (%s) completed an await", i, what), "no await completed", strings.Join(got, "\n"),
+			evidence.DiffAt(at(i, "wakes"), []string{}, got))
+	}
+}
+
+// evicted checks an evict step's count.
+func (r *result) evicted(i int, want uint64, what string) {
+	if got := r.reply(i).GetCount(); got != want {
+		r.fail(fmt.Sprintf("step %d (%s) evicted another count of edges", i, what), fmt.Sprint(want), fmt.Sprint(got),
+			evidence.DiffAt(at(i, "count"), want, got))
+	}
+}
+
+// statusOf returns the status step i answered, for a note.
+func (r *result) statusOf(i int) string { return statusText(r.reply(i).GetStatus()) }

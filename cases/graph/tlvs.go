@@ -8,17 +8,20 @@ import (
 	"strings"
 )
 
-// The TLVs the cases send and expect are built here from the layouts
-// RECONSTRUCTED §2 gives, never by the reference: a 4-byte header (type, opt,
-// u16 little-endian payload length) or, above 0xFFFF, the 6-byte one with
-// opt.LL; opt bit 0 is PL.
+// The TLVs the cases send and expect are built here from the layouts the
+// project pins (reconstructed§tlv-header#1, reconstructed§tlv-records#1 to #9),
+// never by the reference: a 4-byte header (type, opt, u16 little-endian
+// payload length) or, above 0xFFFF, the 6-byte one with opt.LL; opt bit 0 is
+// PL.
 
-// The type codes (RECONSTRUCTED §2; VALUE, PATH, POINT, STATUS, SETTINGS, FWD
-// and BATCH pinned, the rest reconstructed).
+// The type codes (reconstructed§tlv-type-codes#1; VALUE, PATH, POINT,
+// STATUS, SETTINGS, FWD and BATCH are the document's, the rest this
+// project's).
 const (
 	tValue      = 0x01
 	tName       = 0x02
 	tSubscriber = 0x04
+	tACL        = 0x05
 	tPath       = 0x06
 	tPoint      = 0x07
 	tStatus     = 0x09
@@ -26,18 +29,22 @@ const (
 	tSettings   = 0x0B
 	tResult     = 0x0C
 	tFwd        = 0x0F
+	tBatch      = 0x80
 )
 
 const optPL = 0x01
 
-// The FWD op codes (RECONSTRUCTED §2, reconstructed).
+// The FWD op codes (reconstructed§tlv-records#7).
 const (
-	opWrite = 1
-	opReply = 5
+	opWrite     = 1
+	opRead      = 2
+	opAwait     = 3
+	opSubscribe = 4
+	opReply     = 5
 )
 
-// The statuses (RECONSTRUCTED §2): not_found and schema::not_found pinned,
-// the rest reconstructed.
+// The statuses (reconstructed§tlv-status#2): not_found and schema::not_found
+// are the document's, the rest this project's.
 const (
 	stOK           = 0x0000
 	stDenied       = 0x0010
@@ -45,12 +52,14 @@ const (
 	stPathInvalid  = 0x0021
 	stTypeMismatch = 0x0030
 	stSchema       = 0x0031
+	stTimeout      = 0x0041
+	stMalformed    = 0x0051
 )
 
 var statusNames = map[uint32]string{
 	stOK: "success", stDenied: "tr::access::denied", stNotFound: "tr::path::not_found",
 	stPathInvalid: "tr::path::invalid", stTypeMismatch: "tr::schema::type_mismatch",
-	stSchema: "tr::schema::not_found", 0x0051: "tr::tlv::malformed",
+	stSchema: "tr::schema::not_found", stTimeout: "tr::flow::timeout", stMalformed: "tr::tlv::malformed",
 }
 
 func statusText(s uint32) string {
@@ -127,6 +136,25 @@ func point(nm string, val []byte, kids ...[]byte) []byte {
 // fwd is FWD{OP op, PATH dst, PATH src, payload}.
 func fwd(op byte, dst, src string, payload []byte) []byte {
 	return node(tFwd, leaf(tOp, []byte{op}), pathTLV(dst), pathTLV(src), payload)
+}
+
+// reply is the FWD{REPLY} a terminus answers a request from src with: dst
+// the request's src, an empty src, then the answer (reconstructed§tlv-records#8).
+func reply(src string, answer []byte) []byte {
+	return node(tFwd, leaf(tOp, []byte{opReply}), pathTLV(src), pathTLV(""), answer)
+}
+
+// resultOf is RESULT{answer}; RESULT{} for none.
+func resultOf(answer ...[]byte) []byte { return node(tResult, answer...) }
+
+// aclRecord is the ACL record: NAME "*", VALUE def, then NAME p, VALUE
+// rights per grant (reconstructed§graph-acl#4).
+func aclRecord(def byte, grants map[string]byte) []byte {
+	kids := [][]byte{name("*"), leaf(tValue, []byte{def})}
+	for _, p := range sortedKeys(grants) {
+		kids = append(kids, name(p), leaf(tValue, []byte{grants[p]}))
+	}
+	return node(tACL, kids...)
 }
 
 // A tnode is a TLV a SUT answered, parsed for inspection.
@@ -228,7 +256,7 @@ func (t *tnode) render() string {
 	}
 	sort.Strings(points)
 	kids = append(kids, points...)
-	label := map[byte]string{tPoint: "POINT", tSettings: "SETTINGS", tSubscriber: "SUBSCRIBER", tFwd: "FWD", tResult: "RESULT", 0x80: "BATCH"}[t.typ]
+	label := map[byte]string{tPoint: "POINT", tSettings: "SETTINGS", tSubscriber: "SUBSCRIBER", tFwd: "FWD", tResult: "RESULT", tACL: "ACL", tBatch: "BATCH"}[t.typ]
 	if label == "" {
 		label = fmt.Sprintf("%02x", t.typ)
 	}

@@ -11,9 +11,11 @@ import (
 	"github.com/conform-suite/conform/cases"
 	"github.com/conform-suite/conform/live/peer"
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
+	"github.com/conform-suite/conform/proto/conform/v1/meaning"
 	controlpb "github.com/conform-suite/conform/proto/ranvier/control/v1"
 	reflive "github.com/conform-suite/conform/ref/live"
 	"github.com/conform-suite/conform/reports"
+	"github.com/conform-suite/conform/reports/evidence"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -21,8 +23,9 @@ import (
 // nodes.
 const ProfileRuntime = "ranvier-runtime"
 
-// runtimePeriod is the heartbeat period the runtime cases configure: short,
-// so that three silent periods pass in well under a second.
+// runtimePeriod is the heartbeat period the runtime cases give the runtime
+// (StartRuntime.heartbeat_period_ms): short, so that three silent periods
+// pass in well under a second.
 const runtimePeriod = 200 * time.Millisecond
 
 // The graph every runtime case configures.
@@ -33,85 +36,151 @@ const (
 	camStream   = "cam.frames"
 )
 
+// runtimePins are the pins of a runtime conversation: the control plane's
+// messages, and the reasons a Refuse names.
+var runtimePins = nodePins
+
 // runtimeCases are the cases of the SUT as a runtime (ranvier-wire §5, §6).
-func runtimeCases() []cases.Case {
-	refusal := func(slug, title string, reason controlpb.RefuseReason, reg func(r *rtRun) *controlpb.Register, setup func(r *rtRun) bool) cases.Case {
-		return cases.Case{
-			ID: "live/5.2/runtime-refuses-" + slug, Title: title,
-			Spec: "ranvier-wire §5.2", Level: reports.MUST,
-			Run: func(t *cases.T) { runtimeRefuses(t, reason, reg, setup) },
-		}
+func runtimeCases(k *cases.Kit) []cases.Case {
+	refusal := func(reason controlpb.RefuseReason, reg func(r *rtRun) *controlpb.Register, setup func(r *rtRun)) func(t *cases.T) {
+		return func(t *cases.T) { runtimeRefuses(t, reason, reg, setup) }
 	}
-	cs := []cases.Case{
-		refusal("protocol", "A runtime refuses a Register whose protocol is not 1 with REFUSE_REASON_PROTOCOL, then closes",
-			controlpb.RefuseReason_REFUSE_REASON_PROTOCOL,
-			func(r *rtRun) *controlpb.Register { return r.reg(2, camNode, r.token) }, nil),
-		refusal("token", "A runtime refuses a Register with a token not the session's with REFUSE_REASON_TOKEN, then closes",
-			controlpb.RefuseReason_REFUSE_REASON_TOKEN,
-			func(r *rtRun) *controlpb.Register { return r.reg(1, camNode, r.token+"x") }, nil),
-		refusal("unknown-node", "A runtime refuses a Register naming a node not in the graph with REFUSE_REASON_UNKNOWN_NODE, then closes",
-			controlpb.RefuseReason_REFUSE_REASON_UNKNOWN_NODE,
-			func(r *rtRun) *controlpb.Register { return r.reg(1, "stranger", r.token) }, nil),
-		refusal("port-drift", "A runtime refuses a node whose declared ports drifted from the graph with REFUSE_REASON_PORT_DRIFT, then closes",
-			controlpb.RefuseReason_REFUSE_REASON_PORT_DRIFT,
-			func(r *rtRun) *controlpb.Register { return r.reg(1, driftedNode, r.token) }, nil),
-		refusal("already-registered", "A runtime refuses a second registration of a node registered on another connection with REFUSE_REASON_ALREADY_REGISTERED, then closes",
-			controlpb.RefuseReason_REFUSE_REASON_ALREADY_REGISTERED,
-			func(r *rtRun) *controlpb.Register { return r.reg(1, camNode, r.token) },
-			func(r *rtRun) bool { return r.admitted(camNode) != nil }),
-		{
-			ID:    "live/5.2/runtime-admits-register",
-			Title: "A runtime answers a Register it has no reason to refuse with Bind, and keeps the connection",
-			Spec:  "ranvier-wire §5.2", Level: reports.MUST,
-			Run: runtimeAdmits,
-		},
-		{
-			ID:    "live/5.2/runtime-closes-before-register",
-			Title: "A runtime that receives any message other than Register first closes the connection",
-			Spec:  "ranvier-wire §5.2", Level: reports.MUST,
-			Run: runtimeClosesBeforeRegister,
-		},
-		{
-			ID:    "live/5.2/runtime-closes-second-register",
-			Title: "A runtime closes a connection that carries a second Register",
-			Spec:  "ranvier-wire §5.2, §6.3", Level: reports.SHOULD,
-			Run: runtimeSecondRegister,
-		},
-		{
-			ID:    "live/5.2/runtime-bind-carries-address",
-			Title: "A binding whose publisher has not said Listening is bound with an empty from; a fresh Bind carries the address once it has",
-			Spec:  "ranvier-wire §5.2", Level: reports.SHOULD,
-			Run: runtimeBindCarriesAddress,
-		},
-		{
-			ID:    "live/6.5/runtime-declares-gone",
-			Title: "A runtime declares a node gone after three silent heartbeat periods, not before, and tears nothing down on the data plane",
-			Spec:  "ranvier-wire §6.5, §5.2", Level: reports.MUST,
-			Run: runtimeDeclaresGone,
-		},
-		{
-			ID:    "live/6.3/runtime-undecodable-payload",
-			Title: "What a runtime does with a well-framed payload that is not a ToRuntime (the Rust closes: a node speaking something else)",
-			Spec:  "ranvier-wire §6.3", Level: reports.INFO,
-			Run: runtimeUndecodable,
-		},
-		{
-			ID:    "live/5.2/runtime-empty-first-message",
-			Title: "What a runtime does when the first frame is a ToRuntime with no variant (§5.2 closes on any other first message; §6.4 ignores an empty one)",
-			Spec:  "ranvier-wire §5.2, §6.4", Level: reports.INFO,
-			Run: runtimeEmptyFirst,
-		},
-		{
-			ID:    "live/6.4/runtime-ignores-empty-message",
-			Title: "A ToRuntime with no variant is not an error: the runtime keeps the connection and the registration",
-			Spec:  "ranvier-wire §6.4", Level: reports.MUST,
-			Run: runtimeEmptyMessage,
-		},
+	refusalReqs := func(ids ...string) []string {
+		return judges(runtimePins, append(ids, "ranvier-wire§5.2#8", "ranvier-wire§5.2#10", pinRefuse, pinRefuseReason)...)
 	}
-	for i := range cs {
-		cs[i].Profile = ProfileRuntime
+	return []cases.Case{
+		k.Must(func() cases.Case {
+			return cases.Case{
+				ID:           "live/5.2/runtime-refuses-protocol",
+				Title:        "A runtime refuses a Register whose protocol is not 1 with REFUSE_REASON_PROTOCOL, then closes",
+				Spec:         "ranvier-wire §5.2, §7.1",
+				Requirements: refusalReqs("ranvier-wire§5.2#7", "ranvier-wire§7.1#3"),
+				Run: refusal(controlpb.RefuseReason_REFUSE_REASON_PROTOCOL,
+					func(r *rtRun) *controlpb.Register { return r.reg(2, camNode, r.token) }, nil),
+			}
+		}),
+		k.Must(func() cases.Case {
+			return cases.Case{
+				ID:           "live/5.2/runtime-refuses-token",
+				Title:        "A runtime refuses a Register with a token not the session's with REFUSE_REASON_TOKEN, then closes",
+				Spec:         "ranvier-wire §5.2",
+				Requirements: refusalReqs(),
+				Run: refusal(controlpb.RefuseReason_REFUSE_REASON_TOKEN,
+					func(r *rtRun) *controlpb.Register { return r.reg(1, camNode, r.token+"x") }, nil),
+			}
+		}),
+		k.Must(func() cases.Case {
+			return cases.Case{
+				ID:           "live/5.2/runtime-refuses-unknown-node",
+				Title:        "A runtime refuses a Register naming a node not in the graph with REFUSE_REASON_UNKNOWN_NODE, then closes",
+				Spec:         "ranvier-wire §5.2",
+				Requirements: refusalReqs(),
+				Run: refusal(controlpb.RefuseReason_REFUSE_REASON_UNKNOWN_NODE,
+					func(r *rtRun) *controlpb.Register { return r.reg(1, "stranger", r.token) }, nil),
+			}
+		}),
+		k.Must(func() cases.Case {
+			return cases.Case{
+				ID:           "live/5.2/runtime-refuses-port-drift",
+				Title:        "A runtime refuses a node whose declared ports drifted from the graph with REFUSE_REASON_PORT_DRIFT, then closes",
+				Spec:         "ranvier-wire §5.2",
+				Requirements: refusalReqs(),
+				Run: refusal(controlpb.RefuseReason_REFUSE_REASON_PORT_DRIFT,
+					func(r *rtRun) *controlpb.Register { return r.reg(1, driftedNode, r.token) }, nil),
+			}
+		}),
+		k.Must(func() cases.Case {
+			return cases.Case{
+				ID:           "live/5.2/runtime-refuses-already-registered",
+				Title:        "A runtime refuses a second registration of a node registered on another connection with REFUSE_REASON_ALREADY_REGISTERED, then closes",
+				Spec:         "ranvier-wire §5.2, §3.2",
+				Requirements: refusalReqs("ranvier-wire§3.2#1"),
+				Run: refusal(controlpb.RefuseReason_REFUSE_REASON_ALREADY_REGISTERED,
+					func(r *rtRun) *controlpb.Register { return r.reg(1, camNode, r.token) },
+					func(r *rtRun) { r.admitted(camNode) }),
+			}
+		}),
+		k.Must(func() cases.Case {
+			return cases.Case{
+				ID:           "live/5.2/runtime-admits-register",
+				Title:        "A runtime answers a Register it has no reason to refuse with Bind, and keeps the connection",
+				Spec:         "ranvier-wire §5.2, §3.1",
+				Requirements: judges(runtimePins, "ranvier-wire§5.2#10", "ranvier-wire§3.1#4", "ranvier-wire§5#1"),
+				Run:          runtimeAdmits,
+			}
+		}),
+		k.Must(func() cases.Case {
+			return cases.Case{
+				ID:           "live/5.2/runtime-closes-before-register",
+				Title:        "A runtime that receives any message other than Register first closes the connection",
+				Spec:         "ranvier-wire §5.2",
+				Requirements: judges(runtimePins, "ranvier-wire§5.2#4"),
+				Run:          runtimeClosesBeforeRegister,
+			}
+		}),
+		k.Info(func() cases.Case {
+			return cases.Case{
+				ID:    "live/5.2/runtime-closes-second-register",
+				Title: "What a runtime does with a second Register on one connection (a node never sends one; the Rust runtime closes the connection)",
+				Spec:  "ranvier-wire §5.2",
+				Run:   runtimeSecondRegister,
+			}
+		}),
+		k.Must(func() cases.Case {
+			return cases.Case{
+				ID:           "live/5.2/runtime-bind-carries-address",
+				Title:        "A binding whose publisher has not said Listening is bound with an empty from; a fresh Bind carries the address once it has",
+				Spec:         "ranvier-wire §5.2",
+				Requirements: judges(runtimePins, "ranvier-wire§5.2#15", pinListening),
+				Run:          runtimeBindCarriesAddress,
+			}
+		}),
+		k.Must(func() cases.Case {
+			return cases.Case{
+				ID:    "live/6.5/runtime-declares-gone",
+				Title: "A runtime declares a node gone after three silent heartbeat periods, not before, and tears nothing down on the data plane",
+				Spec:  "ranvier-wire §6.5, §5.2",
+				Requirements: judges(runtimePins, "ranvier-wire§6.5#4", "ranvier-wire§6.5#5", "ranvier-wire§5.2#18", "ranvier-wire§5.2#23",
+					"ranvier-wire§3.2#1", pinAlive),
+				Run: runtimeDeclaresGone,
+			}
+		}),
+		k.Must(func() cases.Case {
+			return cases.Case{
+				ID:           "live/6.3/runtime-undecodable-payload",
+				Title:        "A runtime closes a control connection whose payload does not decode as a ToRuntime: the node speaks something else",
+				Spec:         "ranvier-wire §6.3",
+				Requirements: judges(runtimePins, "ranvier-wire§6.3#3"),
+				Run:          runtimeUndecodable,
+			}
+		}),
+		k.Must(func() cases.Case {
+			return cases.Case{
+				ID:           "live/6.2/runtime-framing-error-ends-connection",
+				Title:        "A runtime takes a prefix above 16 MiB on a control connection as the connection ending: it closes it and reads nothing behind it",
+				Spec:         "ranvier-wire §6.2",
+				Requirements: judges(runtimePins, "ranvier-wire§6.2#4", "ranvier-wire§6.2#1", pinAlive),
+				Run:          runtimeFramingError,
+			}
+		}),
+		k.Info(func() cases.Case {
+			return cases.Case{
+				ID:    "live/5.2/runtime-empty-first-message",
+				Title: "What a runtime does when the first frame is a ToRuntime with no variant (§5.2 closes on any other first message; §6.4 ignores an empty one)",
+				Spec:  "ranvier-wire §5.2, §6.4",
+				Run:   runtimeEmptyFirst,
+			}
+		}),
+		k.Must(func() cases.Case {
+			return cases.Case{
+				ID:           "live/6.4/runtime-ignores-empty-message",
+				Title:        "A ToRuntime with no variant is not an error: the runtime keeps the connection and the registration",
+				Spec:         "ranvier-wire §6.4",
+				Requirements: judges(runtimePins, "ranvier-wire§6.4#1", "ranvier-wire§6.4#3", "reconstructed§contradictions#7", pinAlive),
+				Run:          runtimeEmptyMessage,
+			}
+		}),
 	}
-	return cs
 }
 
 // rtRun is one runtime the SUT started for a case.
@@ -140,7 +209,7 @@ func startRuntime(t *cases.T) *rtRun {
 	rand.Read(b[:])
 	r := &rtRun{t: t, ctx: t.Context(), token: hex.EncodeToString(b[:])}
 	res := r.do(&conformpb.ControlOp{Op: &conformpb.ControlOp_StartRuntime{StartRuntime: &conformpb.StartRuntime{
-		Token: r.token, HeartbeatPeriodMs: ms(runtimePeriod),
+		Token: r.token, HeartbeatPeriodMs: millis(runtimePeriod),
 		Nodes: []*conformpb.GraphNode{
 			{NodeId: camNode, Ports: []string{"out"}, DeclaredPorts: []string{"out"}},
 			{NodeId: viewerNode, Ports: []string{"in"}, DeclaredPorts: []string{"in"},
@@ -148,8 +217,11 @@ func startRuntime(t *cases.T) *rtRun {
 			{NodeId: driftedNode, Ports: []string{"in"}, DeclaredPorts: []string{"in", "aux"}},
 		},
 	}}}).GetRuntimeStarted()
-	if res == nil || res.GetAddress() == "" {
+	switch {
+	case res == nil || res.GetAddress() == "":
 		r.t.Protocolf("start_runtime was answered without an address: %v", res)
+	case res.GetRuntime() == 0:
+		r.t.Protocolf("start_runtime answered the handle 0, which never names a runtime (control.proto)")
 	}
 	r.id, r.addr = res.GetRuntime(), res.GetAddress()
 	return r
@@ -159,6 +231,7 @@ func (r *rtRun) close() {
 	for _, c := range r.conns {
 		c.Close()
 	}
+	defer func() { recover() }() // a failing stop must not hide why the case stopped
 	r.do(&conformpb.ControlOp{Op: &conformpb.ControlOp_StopRuntime{StopRuntime: &conformpb.StopRuntime{Runtime: r.id}}})
 }
 
@@ -170,23 +243,39 @@ func (r *rtRun) reg(protocol uint32, node, token string) *controlpb.Register {
 	return &controlpb.Register{Protocol: protocol, NodeId: node, Token: token}
 }
 
-// dial connects to the runtime as a node.
+// dial connects to the runtime as a node; failing, it ends the case.
 func (r *rtRun) dial() *peer.Conn {
-	s, err := peer.DialPublisher(r.ctx, r.addr, 0, peer.Limits{})
+	ctx, cancel := contextWithin(r.ctx, owed(r.t))
+	defer cancel()
+	s, err := peer.DialPublisher(ctx, r.addr, 0, peer.Limits{})
 	if err != nil {
-		r.t.Failf("dialling the runtime at %s: %v", r.addr, err)
-		return nil
+		r.t.Fatalf("dialling the runtime at %s: %v", r.addr, err)
 	}
 	r.conns = append(r.conns, s.Conn)
 	return s.Conn
 }
 
-func (r *rtRun) send(c *peer.Conn, m *controlpb.ToRuntime) bool {
-	if err := c.SendMessage(r.ctx, m); err != nil {
-		r.t.Failf("the runtime's end of the control connection failed while conform sent to it: %v", err)
-		return false
+// send writes m to the runtime; failing, it records why and ends the case.
+func (r *rtRun) send(c *peer.Conn, m *controlpb.ToRuntime) {
+	r.sendRaw(c, "a "+describeVariant(m), peer.MustFrame(m))
+}
+
+// sendRaw writes frames to the runtime; failing, it records why and ends
+// the case.
+func (r *rtRun) sendRaw(c *peer.Conn, what string, frames ...[]byte) {
+	if err := c.Pace(r.ctx, owed(r.t), peer.Coalesced(), frames...); err != nil {
+		if r.ctx.Err() != nil {
+			r.t.Harnessf("the case ended while conform sent %s: %v", what, err)
+		}
+		r.t.Fatalf("the runtime's end of the control connection failed while conform sent %s: %v", what, err)
 	}
-	return true
+}
+
+func describeVariant(m *controlpb.ToRuntime) string {
+	if v := m.ProtoReflect().WhichOneof(m.ProtoReflect().Descriptor().Oneofs().Get(0)); v != nil {
+		return string(v.Name())
+	}
+	return "ToRuntime with no variant"
 }
 
 func register(reg *controlpb.Register) *controlpb.ToRuntime {
@@ -213,7 +302,7 @@ func toNodes(tr peer.Transcript) []*controlpb.ToNode {
 
 // firstReply waits for the runtime's first message on c, or for c to end.
 func (r *rtRun) firstReply(c *peer.Conn) (*controlpb.ToNode, peer.Transcript) {
-	ctx, cancel := context.WithTimeout(r.ctx, owedWait)
+	ctx, cancel := contextWithin(r.ctx, owed(r.t))
 	defer cancel()
 	tr, _ := c.Wait(ctx, func(tr peer.Transcript) bool { return tr.FrameCount >= 1 })
 	if tr.FrameCount == 0 {
@@ -223,85 +312,72 @@ func (r *rtRun) firstReply(c *peer.Conn) (*controlpb.ToNode, peer.Transcript) {
 }
 
 // admitted dials and registers node with the session's token and returns
-// the connection once the runtime has answered with Bind; it records a
-// failure and returns nil otherwise.
+// the connection once the runtime has answered with Bind; otherwise it
+// records why and ends the case.
 func (r *rtRun) admitted(node string) *peer.Conn {
 	c := r.dial()
-	if c == nil || !r.send(c, register(r.reg(1, node, r.token))) {
-		return nil
-	}
+	r.send(c, register(r.reg(1, node, r.token)))
 	m, tr := r.firstReply(c)
 	if m.GetBind() == nil {
-		r.t.Fail(reports.Evidence{Message: fmt.Sprintf("a Register from node %q with protocol 1 and the session's token was not answered with Bind (ranvier-wire §5.2)", node),
-			Expected: "ToNode{bind}", Got: describeReply(m, tr)})
-		return nil
+		r.t.Fail(evidence.Named("ToNode.bind", reports.Evidence{Message: fmt.Sprintf("a Register from node %q with protocol 1 and the session's token was not answered with Bind (ranvier-wire §5.2)", node),
+			Expected: "ToNode{bind}", Got: r.describeReply(m, tr)}))
+		r.t.Fatalf("the case cannot go on without node %q admitted", node)
 	}
 	return c
 }
 
-func describeReply(m *controlpb.ToNode, tr peer.Transcript) string {
+func (r *rtRun) describeReply(m *controlpb.ToNode, tr peer.Transcript) string {
 	switch {
 	case tr.FrameCount == 0 && tr.Ended:
 		return "the connection closed with nothing sent"
 	case tr.FrameCount == 0:
-		return fmt.Sprintf("nothing within %v", owedWait)
+		return fmt.Sprintf("nothing within %v", owed(r.t))
 	case m == nil:
 		return fmt.Sprintf("an undecodable frame % x", tr.Frames[0].Payload)
 	default:
-		return fmt.Sprint(m)
+		return meaning.Render(m)
 	}
 }
 
 // waitEnded reports whether c ends within d.
 func (r *rtRun) waitEnded(c *peer.Conn, d time.Duration) bool {
-	ctx, cancel := context.WithTimeout(r.ctx, d)
+	ctx, cancel := contextWithin(r.ctx, d)
 	defer cancel()
 	_, err := c.WaitEnded(ctx)
 	return err == nil
 }
 
-func runtimeRefuses(t *cases.T, want controlpb.RefuseReason, reg func(*rtRun) *controlpb.Register, setup func(*rtRun) bool) {
+func runtimeRefuses(t *cases.T, want controlpb.RefuseReason, reg func(*rtRun) *controlpb.Register, setup func(*rtRun)) {
 	r := startRuntime(t)
 	defer r.close()
-	if setup != nil && !setup(r) {
-		return
+	if setup != nil {
+		setup(r)
 	}
 	c := r.dial()
-	if c == nil {
-		return
-	}
 	m := reg(r)
-	if !r.send(c, register(m)) {
-		return
-	}
+	r.send(c, register(m))
 	got, tr := r.firstReply(c)
 	if got.GetRefuse() == nil || got.GetRefuse().GetReason() != want {
-		t.Fail(reports.Evidence{Message: fmt.Sprintf("the runtime did not refuse with %v (ranvier-wire §5.2)", want),
-			Input: fmt.Sprint(m), Expected: fmt.Sprintf("ToNode{refuse: {reason: %v}}, then the connection closed", want), Got: describeReply(got, tr)})
+		t.Fail(evidence.Named("ToNode.refuse.reason", reports.Evidence{Message: fmt.Sprintf("the runtime did not refuse with %v (ranvier-wire §5.2)", want),
+			Input: meaning.Render(m), Expected: meaning.Render(&controlpb.ToNode{Message: &controlpb.ToNode_Refuse{Refuse: &controlpb.Refuse{Reason: want}}}) + ", then the connection closed", Got: r.describeReply(got, tr)}))
 		return
 	}
-	if !r.waitEnded(c, owedWait) {
-		t.Failf("the runtime refused with %v and did not close the connection within %v (ranvier-wire §5.2: a runtime that refuses MUST send Refuse and then close)", want, owedWait)
+	if !r.waitEnded(c, owed(t)) {
+		t.Failf("the runtime refused with %v and did not close the connection within %v (ranvier-wire §5.2: a runtime that refuses MUST send Refuse and then close)", want, owed(t))
 	}
-	t.Note("refused with %v: %q", want, got.GetRefuse().GetDetail())
 }
 
 func runtimeAdmits(t *cases.T) {
 	r := startRuntime(t)
 	defer r.close()
 	c := r.admitted(camNode)
-	if c == nil {
-		return
-	}
-	if !r.send(c, alive(0)) {
-		return
-	}
+	r.send(c, alive(0))
 	if r.waitEnded(c, runtimePeriod) {
 		t.Failf("the runtime closed the connection of a node it had answered with Bind")
 		return
 	}
 	if rep := r.report(); !slices.Contains(rep.GetRegistered(), camNode) {
-		t.Fail(reports.Evidence{Message: "the runtime's report does not list the node it bound as registered", Expected: camNode, Got: fmt.Sprint(rep.GetRegistered())})
+		t.Fail(evidence.Named("registered (the runtime's report)", reports.Evidence{Message: "the runtime's report does not list the node it bound as registered", Expected: camNode, Got: fmt.Sprint(rep.GetRegistered())}))
 	}
 }
 
@@ -315,12 +391,10 @@ func runtimeClosesBeforeRegister(t *cases.T) {
 	}
 	first := firsts[t.Rand().IntN(len(firsts))]
 	c := r.dial()
-	if c == nil || !r.send(c, first) {
-		return
-	}
-	if !r.waitEnded(c, owedWait) {
+	r.send(c, first)
+	if !r.waitEnded(c, owed(t)) {
 		t.Fail(reports.Evidence{Message: "the runtime kept a connection whose first message was not Register (ranvier-wire §5.2: it MUST close it)",
-			Input: fmt.Sprint(first), Got: fmt.Sprintf("still open after %v; the runtime sent %d frames", owedWait, c.Transcript().FrameCount)})
+			Input: meaning.Render(first), Got: fmt.Sprintf("still open after %v; the runtime sent %d frames", owed(t), c.Transcript().FrameCount)})
 		return
 	}
 	for _, m := range toNodes(c.Transcript()) {
@@ -334,12 +408,12 @@ func runtimeSecondRegister(t *cases.T) {
 	r := startRuntime(t)
 	defer r.close()
 	c := r.admitted(camNode)
-	if c == nil || !r.send(c, register(r.reg(1, camNode, r.token))) {
+	r.send(c, register(r.reg(1, camNode, r.token)))
+	if r.waitEnded(c, owed(t)) {
+		t.Note("the runtime closed the connection after a second Register on it, as the Rust runtime does")
 		return
 	}
-	if !r.waitEnded(c, owedWait) {
-		t.Failf("the runtime kept the connection after a second Register on it (ranvier-wire §5.2: the Rust runtime closes it)")
-	}
+	t.Note("the runtime kept the connection for %v after a second Register on it; the Rust runtime closes it", owed(t))
 }
 
 // bindFrom returns the from of port in a Bind, and whether the Bind has it.
@@ -360,7 +434,7 @@ func camListening(addr string) *controlpb.ToRuntime {
 
 // waitBindFrom waits for a Bind on c binding port from addr.
 func (r *rtRun) waitBindFrom(c *peer.Conn, port, addr string) bool {
-	ctx, cancel := context.WithTimeout(r.ctx, owedWait)
+	ctx, cancel := contextWithin(r.ctx, owed(r.t))
 	defer cancel()
 	_, err := c.Wait(ctx, func(tr peer.Transcript) bool {
 		for _, m := range toNodes(tr) {
@@ -377,92 +451,82 @@ func runtimeBindCarriesAddress(t *cases.T) {
 	r := startRuntime(t)
 	defer r.close()
 	viewer := r.admitted(viewerNode)
-	if viewer == nil {
-		return
-	}
 	first := toNodes(viewer.Transcript())[0]
 	if from, ok := bindFrom(first, "in"); !ok || from != "" {
-		t.Fail(reports.Evidence{Message: "before any Listening named cam.frames, the viewer's Bind does not bind in with an empty from (ranvier-wire §5.2)",
-			Expected: `in ← cam.frames from ""`, Got: fmt.Sprint(first)})
+		t.Fail(evidence.Named("Bind.bindings (in).from", reports.Evidence{Message: "before any Listening named cam.frames, the viewer's Bind does not bind in with an empty from (ranvier-wire §5.2)",
+			Expected: `a Bind binding in to cam.frames with "from":""`, Got: meaning.Render(first)}))
 	}
 	cam := r.admitted(camNode)
-	if cam == nil {
-		return
-	}
 	const addr = "127.0.0.1:40999"
-	if !r.send(cam, camListening(addr)) {
-		return
-	}
+	r.send(cam, camListening(addr))
 	if !r.waitBindFrom(viewer, "in", addr) {
-		t.Failf("cam's Listening named %s for %s and the viewer received no Bind carrying it within %v", addr, camStream, owedWait)
+		t.Failf("cam's Listening named %s for %s and the viewer received no Bind carrying it within %v (ranvier-wire §5.2: a fresh Bind carries the address when the publisher's Listening arrives)", addr, camStream, owed(t))
 	}
 }
 
 func runtimeDeclaresGone(t *cases.T) {
 	r := startRuntime(t)
 	defer r.close()
+	meter := startMeter()
+	defer meter.close()
 	cam, viewer := r.admitted(camNode), r.admitted(viewerNode)
-	if cam == nil || viewer == nil {
-		return
-	}
 	const addr = "127.0.0.1:40998"
-	if !r.send(cam, camListening(addr)) {
-		return
-	}
+	r.send(cam, camListening(addr))
 	if !r.waitBindFrom(viewer, "in", addr) {
 		t.Note("the viewer was never bound to cam's address; the data-plane check covers the Binds it did receive")
 	}
-	// Both beat for a while; then cam falls silent and viewer beats on.
-	beat := func(cs ...*peer.Conn) {
-		for _, c := range cs {
-			r.send(c, alive(0))
-		}
+	// viewer beats every quarter period throughout; cam beats once and
+	// falls silent. lastBeat is when conform began writing viewer's
+	// latest beat: the runtime heard it no earlier.
+	beatViewer := func() time.Time {
+		at := time.Now()
+		r.send(viewer, alive(0))
+		return at
 	}
-	for range 3 {
-		beat(cam, viewer)
-		time.Sleep(runtimePeriod / 2)
-	}
-	beat(cam, viewer)
-	silentSince := time.Now()
+	lastViewer := beatViewer()
+	viewerGap := time.Duration(0)
+	silentSince := time.Now() // the runtime heard cam's beat no earlier
+	r.send(cam, alive(0))
 	camMark, viewerMark := cam.Mark("silent"), viewer.Mark("silent")
-	// A report returned within two periods of silence that names cam gone
-	// is early by at least one period; one that still does not name it a
-	// period after the third is late.
-	early := 2 * runtimePeriod
-	late := reflive.Misses*runtimePeriod + heartbeatTolerance(runtimePeriod) + runtimePeriod
+	misses := reflive.Misses * runtimePeriod
 	gone := false
-	for !gone && time.Since(silentSince) < late {
-		time.Sleep(runtimePeriod / 4)
-		beat(viewer)
+	for !gone {
+		idle(t, runtimePeriod/4)
+		at := beatViewer()
+		viewerGap, lastViewer = max(viewerGap, at.Sub(lastViewer)), at
 		rep := r.report()
-		silence := time.Since(silentSince)
+		silence := time.Since(silentSince) // at least cam's silence when the report was taken
 		if slices.Contains(rep.GetGone(), viewerNode) {
-			t.Failf("the runtime declared viewer gone although it sent Alive every quarter period")
+			if viewerGap+meter.late(r.ctx, silentSince, time.Now()) >= misses {
+				t.Harnessf("conform fell behind on viewer's beats (a gap of %v against three periods of %v) and the runtime rightly declared viewer gone", viewerGap.Round(time.Millisecond), runtimePeriod)
+			}
+			t.Failf("the runtime declared viewer gone although conform beat for it at least every %v (three periods are %v)", viewerGap.Round(time.Millisecond), misses)
 		}
 		gone = slices.Contains(rep.GetGone(), camNode)
-		if gone && silence < early {
-			t.Fail(reports.Evidence{Message: "the runtime declared a node gone before three heartbeat periods of silence (ranvier-wire §6.5)",
-				Expected: fmt.Sprintf("gone after %v of silence (three periods of %v)", reflive.Misses*runtimePeriod, runtimePeriod),
-				Got:      fmt.Sprintf("gone in a report taken %v into the silence", silence.Round(time.Millisecond))})
+		if gone && silence < misses {
+			t.Fail(evidence.Named("gone (the runtime's report)", reports.Evidence{Message: "the runtime declared a node gone before three heartbeat periods of silence (ranvier-wire §6.5)",
+				Expected: fmt.Sprintf("gone after %v of silence (three periods of %v)", misses, runtimePeriod),
+				Got:      fmt.Sprintf("gone in a report that returned %v after cam's last Alive was sent", silence.Round(time.Millisecond))}))
+			return
+		}
+		late := misses + slack(runtimePeriod) + runtimePeriod
+		if !gone && silence > late+meter.late(r.ctx, silentSince, time.Now()) {
+			t.Failf("cam was silent for %v (three periods are %v) and the runtime did not declare it gone (ranvier-wire §6.5)", silence.Round(time.Millisecond), misses)
 			return
 		}
 	}
-	if !gone {
-		t.Failf("cam was silent for %v (three periods are %v) and the runtime did not declare it gone (ranvier-wire §6.5)", time.Since(silentSince).Round(time.Millisecond), reflive.Misses*runtimePeriod)
-		return
-	}
 	// Being declared gone is a report: nothing on the data plane changes.
-	time.Sleep(runtimePeriod)
+	idle(t, runtimePeriod)
 	for _, m := range toNodes(viewer.Transcript())[viewerMark.Frames:] {
 		if from, ok := bindFrom(m, "in"); m.GetBind() != nil && (!ok || from != addr) {
 			t.Fail(reports.Evidence{Message: "after declaring cam gone the runtime re-bound the viewer away from cam's stream (ranvier-wire §6.5: being declared gone MUST NOT tear down anything on the data plane)",
-				Got: fmt.Sprint(m)})
+				Got: meaning.Render(m)})
 		}
 	}
 	for _, m := range toNodes(cam.Transcript())[camMark.Frames:] {
 		if m.GetStop() != nil || m.GetTransport() != nil {
 			t.Fail(reports.Evidence{Message: "after declaring cam gone the runtime told it to stop or pause (ranvier-wire §6.5: being declared gone MUST NOT tear down anything on the data plane)",
-				Got: fmt.Sprint(m)})
+				Got: meaning.Render(m)})
 		}
 	}
 }
@@ -471,13 +535,7 @@ func runtimeEmptyMessage(t *cases.T) {
 	r := startRuntime(t)
 	defer r.close()
 	c := r.admitted(camNode)
-	if c == nil {
-		return
-	}
-	if err := c.Send(r.ctx, peer.EmptyFrame()); err != nil {
-		t.Failf("sending an empty frame: %v", err)
-		return
-	}
+	r.sendRaw(c, "an empty frame", peer.EmptyFrame())
 	r.send(c, alive(0))
 	if r.waitEnded(c, runtimePeriod) {
 		t.Failf("the runtime closed the connection after a ToRuntime with no variant (ranvier-wire §6.4: a receiver MUST NOT treat one as an error)")
@@ -492,17 +550,23 @@ func runtimeUndecodable(t *cases.T) {
 	r := startRuntime(t)
 	defer r.close()
 	c := r.admitted(camNode)
-	if c == nil {
-		return
+	r.sendRaw(c, "an undecodable frame", peer.Garbage())
+	if !r.waitEnded(c, owed(t)) {
+		t.Fail(reports.Evidence{Message: fmt.Sprintf("the runtime kept the connection for %v after a well-framed payload that is not a ToRuntime (ranvier-wire §6.3: the control-plane runtime closes it, a node speaking something else)", owed(t)),
+			Input: fmt.Sprintf("% x", peer.Garbage())})
 	}
-	if err := c.Send(r.ctx, peer.Garbage()); err != nil {
-		t.Failf("sending an undecodable frame: %v", err)
-		return
-	}
-	if r.waitEnded(c, 2*runtimePeriod) {
-		t.Note("the runtime closed the connection after an undecodable payload")
-	} else {
-		t.Note("the runtime kept the connection after an undecodable payload")
+}
+
+func runtimeFramingError(t *cases.T) {
+	r := startRuntime(t)
+	defer r.close()
+	c := r.admitted(camNode)
+	// The bad prefix, then a well-formed Alive a resynchronising runtime
+	// would find.
+	r.sendRaw(c, "a prefix claiming 16,777,217 bytes and an Alive", peer.TooLargePrefix(), peer.MustFrame(alive(1)))
+	if !r.waitEnded(c, owed(t)) {
+		t.Fail(reports.Evidence{Message: fmt.Sprintf("the runtime kept the connection for %v after a prefix claiming 16,777,217 bytes (ranvier-wire §6.2: the runtime treats the framing error as the connection ending)", owed(t)),
+			Input: "01 00 00 01, then an Alive frame", Expected: "the connection closed"})
 	}
 }
 
@@ -510,20 +574,12 @@ func runtimeEmptyFirst(t *cases.T) {
 	r := startRuntime(t)
 	defer r.close()
 	c := r.dial()
-	if c == nil {
-		return
-	}
-	if err := c.Send(r.ctx, peer.EmptyFrame()); err != nil {
-		t.Failf("sending an empty frame: %v", err)
-		return
-	}
-	if r.waitEnded(c, 2*runtimePeriod) {
+	r.sendRaw(c, "an empty first frame", peer.EmptyFrame())
+	if r.waitEnded(c, runtimePeriod) {
 		t.Note("the runtime closed the connection after an empty first frame")
 		return
 	}
-	if !r.send(c, register(r.reg(1, camNode, r.token))) {
-		return
-	}
+	r.send(c, register(r.reg(1, camNode, r.token)))
 	m, tr := r.firstReply(c)
-	t.Note("the runtime kept the connection after an empty first frame and answered a Register after it with %s", describeReply(m, tr))
+	t.Note("the runtime kept the connection for %v after an empty first frame and answered a Register after it with %s", runtimePeriod, r.describeReply(m, tr))
 }

@@ -1,4 +1,4 @@
-package live
+package live_test
 
 import (
 	"bytes"
@@ -12,9 +12,8 @@ import (
 	"testing"
 
 	"github.com/conform-suite/conform/cases"
-	"github.com/conform-suite/conform/reports"
-	"github.com/conform-suite/conform/runner"
-	"github.com/conform-suite/conform/sut/builtin"
+	"github.com/conform-suite/conform/cases/live"
+	"github.com/conform-suite/conform/suites"
 	"github.com/conform-suite/conform/sut/impl"
 	"github.com/conform-suite/conform/sut/mutant"
 )
@@ -30,7 +29,7 @@ func TestMain(m *testing.M) {
 			name = os.Args[4]
 		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		err := mutant.RunNode(ctx, name, os.Getenv)
+		err := suites.RunNode(ctx, suites.Default(), name, os.Getenv)
 		stop()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "reference node:", err)
@@ -52,12 +51,12 @@ func withNode(t *testing.T, im *impl.Impl, mutantName string) *impl.Impl {
 	return im
 }
 
-// TestControlCases: the reference passes every control-plane case, as node
-// (launched as a child process) and as runtime (over control ops), leaving
-// no process behind; and the catalogue's shape holds. That each control
-// mutant is caught is cases/catalog's TestMutationTable.
+// TestControlCases: the control-plane catalogue's shape holds, and the
+// mutants the suite is known by exist. That the reference passes is
+// TestReferencePassesConcurrently; that each control mutant is caught is
+// the suites package's TestMutationTable.
 func TestControlCases(t *testing.T) {
-	cs := controlCases()
+	cs := live.ControlCases()
 	if err := cases.Check(cs); err != nil {
 		t.Fatal(err)
 	}
@@ -69,24 +68,12 @@ func TestControlCases(t *testing.T) {
 		if !strings.HasPrefix(c.ID, "live/") || !strings.Contains(c.Spec, "§"+section) {
 			t.Errorf("%s: not live/<section>/<slug> citing §%s in %q", c.ID, section, c.Spec)
 		}
-		if c.Profile != ProfileNode && c.Profile != ProfileRuntime {
+		if c.Profile != live.ProfileNode && c.Profile != live.ProfileRuntime {
 			t.Errorf("%s: profile %q", c.ID, c.Profile)
 		}
 	}
-	rec := runner.Run(context.Background(), runner.Config{
-		Spec: "builtin:reference", Client: builtin.New("builtin:reference", withNode(t, impl.Reference(), "")),
-		Cases: cs, Seed: 1, Env: &cases.Env{},
-	})
-	if left := leftNodes(t); len(left) > 0 {
-		t.Errorf("node processes outlived their cases: %v", left)
-	}
-	for _, c := range rec.Cases {
-		if c.Outcome != reports.Pass && c.Outcome != reports.Info {
-			t.Errorf("%s: %s: %s %v %v", c.ID, c.Outcome, c.Message, c.Evidence, c.Notes)
-		}
-	}
-	for _, want := range []string{"node-redials-after-refusal", "node-reads-ranvier-bindings"} {
-		if _, ok := mutant.Lookup(want); !ok {
+	for _, want := range []string{"node-reads-ranvier-bindings", "node-registers-first-connection-only", "subscriber-counts-truncated-tail"} {
+		if _, ok := suites.Default().Mutant(want); !ok {
 			t.Errorf("mutant %s missing", want)
 		}
 	}

@@ -6,8 +6,7 @@ import (
 	"github.com/conform-suite/conform/cases"
 	"github.com/conform-suite/conform/corpus"
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
-	"github.com/conform-suite/conform/reports"
-	"github.com/google/go-cmp/cmp"
+	"github.com/conform-suite/conform/proto/conform/v1/meaning"
 )
 
 // cfields selects what a connection case judges.
@@ -45,71 +44,78 @@ func connectionVectors(t *cases.T, what string, f cfields, vs ...*corpus.Streams
 	for _, v := range vs {
 		ins = append(ins, connectionsInput(v))
 	}
+	// One entry per connection, each naming its connection, with the
+	// counts f selects.
+	paths := []string{"connections", "-connections.announcements", "-connections.frames"}
+	for _, c := range []struct {
+		bit  cfields
+		path string
+	}{{cSamples, "-connections.samples"}, {cUnreadable, "-connections.unreadable"}, {cClosed, "-connections.closed"}} {
+		if f&c.bit == 0 {
+			paths = append(paths, c.path)
+		}
+	}
 	for i, out := range receiveConnections(t, ins) {
-		var want, got []corpus.ConnExpect
-		only := func(c corpus.ConnExpect) corpus.ConnExpect {
-			if f&cSamples == 0 {
-				c.Samples = 0
-			}
-			if f&cUnreadable == 0 {
-				c.Unreadable = 0
-			}
-			if f&cClosed == 0 {
-				c.Closed = false
-			}
-			return c
-		}
+		want := &conformpb.ConnectionsOutput{}
 		for _, c := range vs[i].ExpectConnections {
-			want = append(want, only(c))
+			want.Connections = append(want.Connections, &conformpb.ConnectionCounts{Connection: c.Conn, Samples: c.Samples, Unreadable: c.Unreadable, Closed: c.Closed})
 		}
-		for _, c := range out.Connections {
-			got = append(got, only(corpus.ConnExpect{Conn: c.Connection, Samples: c.Samples, Unreadable: c.Unreadable, Closed: c.Closed}))
-		}
-		if !cmp.Equal(want, got) {
-			t.Fail(reports.Evidence{Message: what + ": " + vs[i].Title, Input: describeConnections(ins[i]),
-				Expected: fmt.Sprintf("%+v", want), Got: fmt.Sprintf("%+v", got), Diff: cmp.Diff(want, got)})
-		}
+		t.CheckAnswer(what+": "+vs[i].Title, describeConnections(ins[i]), ins[i], want, out, meaning.MUST, paths...)
 	}
 }
 
 // frames is ranvier-streams §3.6a: frames that carry nothing readable.
-func (s *suite) frames() []cases.Case {
+func frames(k *cases.Kit, vecs *vectors) []cases.Case {
 	return []cases.Case{
-		reconstructed(must(cases.Case{
-			ID:      "streams/3.6a/unreadable-frames-counted",
-			Title:   "An undecodable payload and a Frame with no variant are each counted as unreadable",
-			Spec:    "ranvier-streams §3.6a; RECONSTRUCTED §4",
-			Vectors: ids("unreadable-one-of-each", "unreadable-then-sample"),
-			Run: func(t *cases.T) {
-				connectionVectors(t, "frames that carry nothing readable", cSamples|cUnreadable, s.vecs("unreadable-one-of-each", "unreadable-then-sample")...)
-			},
-		})),
-		must(cases.Case{
-			ID:      "streams/3.6a/unreadable-frames-skipped",
-			Title:   "An unreadable frame is skipped and the connection kept: the sample after it is delivered",
-			Spec:    "ranvier-streams §3.6a",
-			Vectors: ids("unreadable-then-sample", "unreadable-one-of-each"),
-			Run: func(t *cases.T) {
-				connectionVectors(t, "a connection carrying unreadable frames", cSamples|cClosed, s.vecs("unreadable-then-sample", "unreadable-one-of-each")...)
-			},
+		k.Must(func() cases.Case {
+			vs := vecs.List("unreadable-one-of-each", "unreadable-then-sample")
+			return cases.Case{
+				ID:    "streams/3.6a/unreadable-frames-counted",
+				Title: "An undecodable payload and a Frame with no variant are each counted as unreadable",
+				Spec:  "ranvier-streams §3.6a",
+				Requirements: []string{"ranvier-streams§3.6a#2", "ranvier-streams§3.6a#7",
+					"reconstructed§contradictions#1"},
+				Run: func(t *cases.T) {
+					connectionVectors(t, "frames that carry nothing readable", cSamples|cUnreadable, vs...)
+				},
+			}
 		}),
-		reconstructed(must(cases.Case{
-			ID:      "streams/3.6a/count-is-per-connection",
-			Title:   "The unreadable count belongs to the connection the frame arrived on, not to the subscription",
-			Spec:    "ranvier-streams §3.6a; RECONSTRUCTED §4",
-			Vectors: ids("unreadable-per-connection"),
-			Run: func(t *cases.T) {
-				connectionVectors(t, "three interleaved connections", cSamples|cUnreadable|cClosed, s.vec("unreadable-per-connection"))
-			},
-		})),
-		must(cases.Case{
-			ID:      "streams/3.6a/misaligned-stream-not-counted",
-			Title:   "A frame that misaligns the byte stream closes the connection and is not counted as unreadable",
-			Spec:    "ranvier-streams §3.6a",
-			Vectors: ids("misaligned-not-counted"),
-			Run: func(t *cases.T) {
-				connectionVectors(t, "a prefix above the ceiling", cSamples|cUnreadable|cClosed, s.vec("misaligned-not-counted"))
-			},
+		k.Must(func() cases.Case {
+			vs := vecs.List("unreadable-then-sample", "unreadable-one-of-each")
+			return cases.Case{
+				ID:           "streams/3.6a/unreadable-frames-skipped",
+				Title:        "An unreadable frame is skipped and the connection kept: the sample after it is delivered",
+				Spec:         "ranvier-streams §3.6a",
+				Requirements: []string{"ranvier-streams§3.6a#1", "ranvier-wire§6.3#1"},
+				Run: func(t *cases.T) {
+					connectionVectors(t, "a connection carrying unreadable frames", cSamples|cClosed, vs...)
+				},
+			}
+		}),
+		k.Must(func() cases.Case {
+			v := vecs.Get("unreadable-per-connection")
+			return cases.Case{
+				ID:           "streams/3.6a/count-is-per-connection",
+				Title:        "The unreadable count belongs to the connection the frame arrived on, not to the subscription",
+				Spec:         "ranvier-streams §3.6a",
+				Requirements: []string{"ranvier-streams§3.6a#3", "reconstructed§contradictions#1"},
+				Run: func(t *cases.T) {
+					connectionVectors(t, "three interleaved connections", cSamples|cUnreadable|cClosed, v)
+				},
+			}
+		}),
+		k.Must(func() cases.Case {
+			v := vecs.Get("misaligned-not-counted")
+			return cases.Case{
+				ID:    "streams/3.6a/misaligned-stream-not-counted",
+				Title: "A frame that misaligns the byte stream closes the connection and is not counted as unreadable",
+				Spec:  "ranvier-streams §3.6a",
+				Requirements: []string{"ranvier-streams§3.6a#5", "ranvier-streams§3.6a#6", "ranvier-wire§2#2",
+					"ranvier-wire§6.2#2"},
+				Run: func(t *cases.T) {
+					connectionVectors(t, "a prefix above the ceiling", cSamples|cUnreadable|cClosed, v)
+				},
+			}
 		}),
 	}
 }

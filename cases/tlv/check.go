@@ -10,8 +10,10 @@ import (
 	"github.com/conform-suite/conform/cases"
 	"github.com/conform-suite/conform/corpus"
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
+	"github.com/conform-suite/conform/proto/conform/v1/meaning"
 	"github.com/conform-suite/conform/reports"
-	"github.com/google/go-cmp/cmp"
+	"github.com/conform-suite/conform/reports/evidence"
+	"google.golang.org/protobuf/proto"
 )
 
 // maxEvidence bounds the failures a case records one by one; the rest are
@@ -24,31 +26,71 @@ type failures struct {
 	what  string
 	n     int
 	total int
+	// should: the case judges a SHOULD.
+	should bool
+	// own: the answers expected are built for the depth bound the SUT
+	// declares, not the reference's (JudgeWith).
+	own bool
 }
 
 func newFailures(t *cases.T, what string) *failures { return &failures{t: t, what: what} }
 
-// check records a failure when want and got differ.
-func (f *failures) check(input string, want, got any, show func(any) string) bool {
+// answer judges got, the SUT's answer to in, against want through the
+// declaration of meaning, in the fields under paths, and records a failure
+// with its evidence unless they agree. A SHOULD case (f.should) fails on
+// the SHOULD differences, and on the MUST ones of the same fields: a value
+// wrong in its form is not what the SHOULD asks either.
+func (f *failures) answer(input string, in, want, got proto.Message, paths ...string) bool {
+	return f.answerAs(input, in, want, got, got, paths...)
+}
+
+// answerAs is answer for a got the case has made comparable (judged) that
+// is shown as the SUT gave it (shown).
+func (f *failures) answerAs(input string, in, want, judged, shown proto.Message, paths ...string) bool {
 	f.total++
-	if cmp.Equal(want, got) {
+	judge := f.t.Judge
+	if f.own {
+		judge = func(in, want, got proto.Message, level meaning.Level, paths ...string) meaning.Differences {
+			return f.t.JudgeWith(meaning.Options{}, in, want, got, level, paths...)
+		}
+	}
+	ds := judge(in, want, judged, meaning.MUST, paths...)
+	if f.should {
+		ds = append(ds, judge(in, want, judged, meaning.SHOULD, paths...)...)
+	}
+	if len(ds) == 0 {
 		return true
 	}
-	if f.n < maxEvidence {
-		f.fail(reports.Evidence{Message: f.what, Input: input, Expected: show(want), Got: show(got), Diff: clip(cmp.Diff(want, got))})
-	} else {
-		f.n++
+	f.n++
+	if f.n <= maxEvidence {
+		f.t.FailAnswer(f.what, input, want, shown, ds)
 	}
 	return false
 }
 
-// clip cuts text for the record after 4,000 characters.
-func clip(s string) string {
-	const limit = 4000
-	if len(s) <= limit {
-		return s
+// compare counts one comparison of two values that are not conform.v1
+// answers (what a case read off a forwarded frame) and records a failure,
+// with every differing field named, unless they agree.
+func (f *failures) compare(input string, want, got any) bool {
+	f.total++
+	e, differ := evidence.Compare(f.what, want, got)
+	if !differ {
+		return true
 	}
-	return s[:limit] + fmt.Sprintf(" … (%d characters)", len(s))
+	e.Input = input
+	f.fail(e)
+	return false
+}
+
+// record counts one comparison and records e as a failure unless ok, for a
+// comparison the declaration does not make (a header's form, checked
+// alone).
+func (f *failures) record(ok bool, e reports.Evidence) bool {
+	f.total++
+	if !ok {
+		f.fail(e)
+	}
+	return ok
 }
 
 func (f *failures) fail(e reports.Evidence) {
@@ -174,8 +216,8 @@ func everySplitting(t *cases.T, b []byte) []*conformpb.TlvRope {
 	return append(out, bytewise(b))
 }
 
-// node is a TLV tree rendered for comparison and diffs: codes in hex, and
-// long payloads as their length and digest.
+// node is a TLV tree rendered for a case's input: codes in hex, and long
+// payloads as their length and digest.
 type node struct {
 	Type, Opt string
 	Payload   string `json:",omitempty"`
@@ -188,14 +230,6 @@ func payloadText(b []byte) string {
 		return corpus.FormatHex(b)
 	}
 	return fmt.Sprintf("%s … (%d bytes, sha256 %x)", corpus.FormatHex(b[:32]), len(b), sha256.Sum256(b))
-}
-
-func nodeOfVector(n *corpus.TLVTree) node {
-	v := node{Type: fmt.Sprintf("0x%02x", n.Type), Opt: fmt.Sprintf("0x%02x", n.Opt), Payload: payloadText(n.Payload), Trailer: corpus.FormatHex(n.Trailer)}
-	for _, c := range n.Children {
-		v.Children = append(v.Children, nodeOfVector(c))
-	}
-	return v
 }
 
 func nodeOfPB(n *conformpb.TlvNode) node {
@@ -234,65 +268,22 @@ func isPL(opt string) bool {
 	return o&1 != 0
 }
 
-// decoded is what a decode answered, rendered: the status of a refusal, or
-// the tree, one line per TLV in pre-order with its depth (and, when a case
-// judges it, the trailer). Strings keep comparison and diffs cheap on trees
-// thousands of levels deep.
-type decoded struct {
-	Status  string `json:",omitempty"`
-	Tree    string `json:",omitempty"`
-	Trailer string `json:",omitempty"`
-}
-
-// lines renders a tree one TLV a line: depth, type/opt, then the payload of
-// an opaque TLV and the trailer of one that carries its own.
-func (n node) lines() string {
-	var sb strings.Builder
-	type item struct {
-		n     node
-		depth int
-	}
-	stack := []item{{n, 1}}
-	for len(stack) > 0 {
-		it := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		fmt.Fprintf(&sb, "%d %s/%s", it.depth, it.n.Type, it.n.Opt)
-		if isPL(it.n.Opt) {
-			fmt.Fprintf(&sb, " {%d children}", len(it.n.Children))
-		} else {
-			sb.WriteString(" [" + it.n.Payload + "]")
-		}
-		if it.n.Trailer != "" {
-			sb.WriteString(" +trailer[" + it.n.Trailer + "]")
-		}
-		sb.WriteByte('\n')
-		for i := len(it.n.Children) - 1; i >= 0; i-- {
-			stack = append(stack, item{it.n.Children[i], it.depth + 1})
-		}
-	}
-	return sb.String()
-}
-
 func statusText(s uint32) string {
 	return fmt.Sprintf("refused 0x%04x %s", s, statusNames[uint16(s)])
 }
 
-// statusNames are the names of the status codes RECONSTRUCTED §2 lists, for
-// evidence only; verdicts compare codes from the corpus.
+// The status codes a case expects where no vector gives one: a frame cut
+// short, and one nested beyond the declared bound (reconstructed§tlv-status#2).
+const (
+	statusNestingTooDeep = 0x0050
+	statusMalformed      = 0x0051
+)
+
+// statusNames are the names of the status codes of reconstructed§tlv-status#2
+// a tlv op answers with, for evidence only; verdicts compare codes.
 var statusNames = map[uint16]string{
-	0x0021: "tr::path::invalid", 0x0050: "tr::tlv::nesting_too_deep",
-	0x0051: "tr::tlv::malformed", 0x0052: "tr::tlv::crc_mismatch",
-}
-
-func trailerText(tr *conformpb.TlvTrailer) string {
-	return fmt.Sprintf("ts_width %d, timestamp 0x%x, crc %s, check 0x%x", tr.GetTsWidth(), tr.GetTimestamp(), tr.GetCrc(), tr.GetCheck())
-}
-
-func trailerOfVector(tr *corpus.TLVTrailer) string {
-	if tr == nil {
-		return trailerText(&conformpb.TlvTrailer{})
-	}
-	return trailerText(&conformpb.TlvTrailer{TsWidth: uint32(tr.TSWidth), Timestamp: tr.Timestamp, Crc: crcOf(tr.CRC), Check: tr.Check})
+	0x0021: "tr::path::invalid", statusNestingTooDeep: "tr::tlv::nesting_too_deep",
+	statusMalformed: "tr::tlv::malformed", 0x0052: "tr::tlv::crc_mismatch",
 }
 
 func crcOf(name string) conformpb.TlvCrc {
@@ -305,63 +296,45 @@ func crcOf(name string) conformpb.TlvCrc {
 	return conformpb.TlvCrc_TLV_CRC_NONE
 }
 
-// gotDecoded renders a decode answer; withTrailer adds the trailer read.
-func gotDecoded(o *conformpb.TlvDecodeOutput, withTrailer bool) decoded {
-	if o.GetRefusal() != nil {
-		return decoded{Status: statusText(o.GetRefusal().GetStatus())}
-	}
-	if o.GetRoot() == nil {
-		return decoded{Status: "neither a tree nor a refusal"}
-	}
-	d := decoded{Tree: nodeOfPB(o.GetRoot()).lines()}
-	if withTrailer {
-		d.Trailer = trailerText(o.GetTrailer())
-	}
-	return d
-}
+// refusal is a TlvRefusal of status s.
+func refusal(s uint32) *conformpb.TlvRefusal { return &conformpb.TlvRefusal{Status: s} }
 
-// wantDecoded is what a frame vector says a decode answers.
-func wantDecoded(v *corpus.TLVVector, withTrailer bool) decoded {
+// wantDecode is what a frame vector says a decode answers: its tree at
+// rest and the trailer it carried, or its refusal.
+func wantDecode(v *corpus.TLVVector) *conformpb.TlvDecodeOutput {
 	if v.Refusal != 0 {
-		return decoded{Status: statusText(uint32(v.Refusal))}
+		return &conformpb.TlvDecodeOutput{Refusal: refusal(uint32(v.Refusal))}
 	}
-	d := decoded{Tree: nodeOfVector(v.Tree).lines()}
-	if withTrailer {
-		d.Trailer = trailerOfVector(v.Trailer)
+	out := &conformpb.TlvDecodeOutput{Root: pbOfVector(v.Tree), Trailer: &conformpb.TlvTrailer{}}
+	if tr := v.Trailer; tr != nil {
+		out.Trailer = &conformpb.TlvTrailer{TsWidth: uint32(tr.TSWidth), Timestamp: tr.Timestamp, Crc: crcOf(tr.CRC), Check: tr.Check}
 	}
-	return d
+	return out
 }
 
-// showDecoded renders a decoded for evidence.
-func showDecoded(x any) string {
-	d := x.(decoded)
-	var parts []string
-	if d.Status != "" {
-		parts = append(parts, d.Status)
+// decodeFields are what a decode case judges: the tree or the refusal,
+// and with withTrailer the trailer read.
+func decodeFields(withTrailer bool) []string {
+	if withTrailer {
+		return []string{"root", "refusal", "trailer"}
 	}
-	if d.Tree != "" {
-		parts = append(parts, clip(strings.TrimSuffix(d.Tree, "\n")))
-	}
-	if d.Trailer != "" {
-		parts = append(parts, "trailer "+d.Trailer)
-	}
-	return strings.Join(parts, "; ")
+	return []string{"root", "refusal"}
 }
 
 // decodeEach presents each vector in every splitting the split function
 // gives, and judges every answer against the vector.
 func decodeEach(t *cases.T, what string, vs []*corpus.TLVVector, withTrailer bool, split func(*cases.T, []byte) []*conformpb.TlvRope) {
 	var ropes []*conformpb.TlvRope
-	var wants []decoded
+	var wants []*conformpb.TlvDecodeOutput
 	for _, v := range vs {
 		for _, r := range split(t, v.Input) {
 			ropes = append(ropes, r)
-			wants = append(wants, wantDecoded(v, withTrailer))
+			wants = append(wants, wantDecode(v))
 		}
 	}
 	f := newFailures(t, what)
 	for i, out := range decode(t, ropes) {
-		f.check(showRope(ropes[i]), wants[i], gotDecoded(out, withTrailer), showDecoded)
+		f.answer(showRope(ropes[i]), &conformpb.TlvDecodeInput{Frame: ropes[i]}, wants[i], out, decodeFields(withTrailer)...)
 	}
 	f.done()
 }
@@ -378,8 +351,8 @@ func pbOfVector(n *corpus.TLVTree) *conformpb.TlvNode {
 	return out
 }
 
-// header writes a TLV header as an originator does: LL only when the length
-// needs 32 bits (RECONSTRUCTED §2 Header).
+// header writes a TLV header as an originator should (reconstructed§tlv-header#1,
+// #3): LL only when the length needs 32 bits.
 func header(typ, opt uint8, n int) []byte {
 	if n > 0xFFFF {
 		return binary.LittleEndian.AppendUint32([]byte{typ, opt | 0x02}, uint32(n))

@@ -1,6 +1,6 @@
 // Package wire is the catalogue of the wire suite: the Ranvier wire format
-// (spec/ranvier-wire.md) at codec level — framing, limits, the messages and
-// how they decode, and what a subscriber does with each frame.
+// (the document ranvier-wire) at codec level — framing, limits, the
+// messages and how they decode, and what a subscriber does with each frame.
 package wire
 
 import (
@@ -8,37 +8,23 @@ import (
 
 	"github.com/conform-suite/conform/cases"
 	"github.com/conform-suite/conform/corpus"
-	"github.com/conform-suite/conform/reports"
 )
 
 // Profile is the profile of every wire case.
 const Profile = "wire"
 
+// vectors are the wire corpus as the case definitions fetch from it.
+type vectors = cases.Vectors[*corpus.Vector]
+
 // Catalogue returns the wire cases, sorted by ID. The vectors come from set.
 func Catalogue(set *corpus.Set[*corpus.Vector]) []cases.Case {
-	s := &suite{set: set}
+	k := cases.NewKit(Profile)
+	vecs := cases.UseVectors(k, set)
 	var all []cases.Case
-	for _, group := range [][]cases.Case{s.framing(), s.limits(), s.messages(), s.errors(), s.versioning()} {
-		all = append(all, group...)
-	}
-	for i := range all {
-		all[i].Profile = Profile
+	for _, group := range []func(*cases.Kit, *vectors) []cases.Case{framing, limits, messages, controlMessages, errorHandling, versioning} {
+		all = append(all, group(k, vecs)...)
 	}
 	return cases.Sorted(all)
-}
-
-type suite struct{ set *corpus.Set[*corpus.Vector] }
-
-// vec returns the vector named by its short name.
-func (s *suite) vec(name string) *corpus.Vector { return s.set.Get(corpus.WireVersion + "/" + name) }
-
-// ids returns the full IDs of short vector names.
-func ids(names ...string) []string {
-	out := make([]string, len(names))
-	for i, n := range names {
-		out[i] = corpus.WireVersion + "/" + n
-	}
-	return out
 }
 
 // streamVectors are the vectors whose input is a well-formed sequence of
@@ -47,7 +33,7 @@ var streamVectors = []string{
 	"frame-sample", "request-gaze", "frame-empty", "alive-default", "alive-seven",
 	"three-frames", "zero-length-then-frame", "undecodable-then-sample",
 	"truncated-mid-field", "unknown-variant", "frame-unknown-fields",
-	"streaminfo-all-fields", "sample-fixed64-little-endian",
+	"streaminfo-all-fields", "sample-fixed64-little-endian", "register", "bind",
 }
 
 // verdictVectors end in a reader verdict other than idle.
@@ -85,8 +71,3 @@ func randomChunks(r *rand.Rand, b []byte) [][]byte {
 	}
 	return out
 }
-
-// must and should set a case's level; they keep the catalogue readable.
-func must(c cases.Case) cases.Case   { c.Level = reports.MUST; return c }
-func should(c cases.Case) cases.Case { c.Level = reports.SHOULD; return c }
-func info(c cases.Case) cases.Case   { c.Level = reports.INFO; return c }

@@ -1,14 +1,14 @@
 package wire
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/conform-suite/conform/cases"
 	"github.com/conform-suite/conform/corpus"
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
-	"github.com/conform-suite/conform/reports"
-	"github.com/google/go-cmp/cmp"
+	"github.com/conform-suite/conform/proto/conform/v1/meaning"
+	"github.com/conform-suite/conform/reports/evidence"
+	"google.golang.org/protobuf/proto"
 )
 
 // readWant is what a conforming reader makes of an input.
@@ -43,73 +43,82 @@ func wantRead(v *corpus.Vector, eos bool) readWant {
 // frames returns every frame an output yielded, across its chunks.
 func frames(out *conformpb.ReadOutput) []*conformpb.Data {
 	var fs []*conformpb.Data
-	for _, y := range out.Yields {
-		fs = append(fs, y.Frames...)
+	for _, y := range out.GetYields() {
+		fs = append(fs, y.GetFrames()...)
 	}
 	return fs
 }
 
-// readView is a comparable rendering of a reader's answer, for diffs.
-type readView struct {
-	Frames  []string
-	End     string
-	Claimed uint64
-}
-
-func viewOut(out *conformpb.ReadOutput) readView {
-	v := readView{End: endName(out.End)}
-	for _, f := range frames(out) {
-		v.Frames = append(v.Frames, showData(f))
-	}
-	if out.End == conformpb.ReadEnd_READ_END_TOO_LARGE {
-		v.Claimed = out.Claimed
-	}
-	return v
-}
-
-func viewWant(w readWant) readView {
-	v := readView{End: endName(w.end)}
+// answer is the ReadOutput a conforming reader gives, its frames in one
+// yields entry (empty when it yields none): the read cases take the frames in order across all entries
+// (conform.proto: "Cases read the frames in order across all entries"), and
+// compare an answer so flattened (flat).
+func (w readWant) answer() *conformpb.ReadOutput {
+	y := &conformpb.ChunkYield{}
 	for _, f := range w.frames {
-		v.Frames = append(v.Frames, showBytes(f))
+		y.Frames = append(y.Frames, dataOf(f))
 	}
-	if w.end == conformpb.ReadEnd_READ_END_TOO_LARGE {
-		v.Claimed = w.claimed
-	}
-	return v
+	return &conformpb.ReadOutput{Yields: []*conformpb.ChunkYield{y}, End: w.end, Claimed: w.claimed}
 }
 
-func endName(e conformpb.ReadEnd) string {
-	return strings.ToLower(strings.TrimPrefix(e.String(), "READ_END_"))
+// flat returns out with every frame it yielded in one yields entry, in
+// order, as answer writes the expected one: the frames' count, never the
+// entries', differs.
+func flat(out *conformpb.ReadOutput) *conformpb.ReadOutput {
+	f := proto.CloneOf(out)
+	f.Yields = []*conformpb.ChunkYield{{Frames: frames(out)}}
+	return f
 }
 
-// matchRead reports whether out is what w requires.
-func matchRead(out *conformpb.ReadOutput, w readWant) bool {
-	fs := frames(out)
-	if len(fs) != len(w.frames) || out.End != w.end {
-		return false
-	}
-	for i := range fs {
-		if !dataMatches(fs[i], w.frames[i]) {
-			return false
-		}
-	}
-	return w.end != conformpb.ReadEnd_READ_END_TOO_LARGE || out.Claimed == w.claimed
+// flatInput is the input a flattened answer answers: one read, ended as in
+// ended. Only the count of reads and the end of the stream reach the
+// declaration of a ReadOutput (the optional trailing yields entry), so the
+// bytes are not copied.
+func flatInput(in *conformpb.ReadInput) *conformpb.ReadInput {
+	return &conformpb.ReadInput{Chunks: []*conformpb.Blob{{}}, EndOfStream: in.GetEndOfStream()}
+}
+
+// readFields are what the read cases judge: the frames, the end, and the
+// length a refused prefix claimed; what a reader holds (buffered, a SHOULD)
+// is wire/1.3/holds-one-incomplete-frame's alone.
+var readFields = []string{"yields.frames", "end", "claimed"}
+
+// readDiffs returns where out, the answer to in, differs from w in what the
+// read cases judge, its frames taken in order across its yields entries.
+func readDiffs(t *cases.T, in *conformpb.ReadInput, out *conformpb.ReadOutput, w readWant) meaning.Differences {
+	return t.Judge(flatInput(in), w.answer(), flat(out), meaning.MUST, readFields...)
 }
 
 // checkRead records a failure when out is not what w requires.
 func checkRead(t *cases.T, what string, in *conformpb.ReadInput, out *conformpb.ReadOutput, w readWant) bool {
-	if matchRead(out, w) {
+	ds := readDiffs(t, in, out, w)
+	if len(ds) == 0 {
 		return true
 	}
-	want, got := viewWant(w), viewOut(out)
-	t.Fail(reports.Evidence{
-		Message:  what,
-		Input:    describe(in),
-		Expected: fmt.Sprintf("%+v", want),
-		Got:      fmt.Sprintf("%+v", got),
-		Diff:     cmp.Diff(want, got),
-	})
+	failRead(t, what, in, out, w, ds)
 	return false
+}
+
+// failRead records the evidence of a read answered wrongly: the answer as
+// the SUT gave it, and the differences with the frames numbered across its
+// yields entries ("yields[*].frames[2]").
+func failRead(t *cases.T, what string, in *conformpb.ReadInput, out *conformpb.ReadOutput, w readWant, ds meaning.Differences) {
+	across := false
+	for i := range ds {
+		if p, ok := strings.CutPrefix(ds[i].Path, "yields[0].frames"); ok {
+			ds[i].Path, across = "yields[*].frames"+p, true
+		}
+	}
+	want := w.answer()
+	if len(w.frames) == 0 {
+		want.Yields = nil // as a reader that yields nothing may answer
+	}
+	e := evidence.Judged(what, want, out, ds)
+	e.Input = describe(in)
+	if across {
+		e.Diff += "  (yields[*].frames: the frames in order across every yields entry, as the read cases take them)\n"
+	}
+	t.Fail(e)
 }
 
 // runReads feeds each input to the SUT and checks each against its want,
@@ -120,12 +129,13 @@ func runReads(t *cases.T, what string, inputs []*conformpb.ReadInput, wants []re
 	outs := readFrames(t, inputs)
 	failed := 0
 	for i, out := range outs {
-		if matchRead(out, wants[i]) {
+		ds := readDiffs(t, inputs[i], out, wants[i])
+		if len(ds) == 0 {
 			continue
 		}
 		failed++
 		if failed <= limit {
-			checkRead(t, what, inputs[i], out, wants[i])
+			failRead(t, what, inputs[i], out, wants[i], ds)
 		}
 	}
 	if failed > limit {

@@ -1,19 +1,16 @@
 package wire
 
 import (
-	"bytes"
 	"fmt"
 
 	"github.com/conform-suite/conform/cases"
 	"github.com/conform-suite/conform/corpus"
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
+	"github.com/conform-suite/conform/proto/conform/v1/meaning"
 	messagepb "github.com/conform-suite/conform/proto/ranvier/message/v1"
 	"github.com/conform-suite/conform/ref/wire"
-	"github.com/conform-suite/conform/reports"
-	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/testing/protocmp"
 )
 
 // parseJSON parses canonical JSON as the named message type.
@@ -38,144 +35,131 @@ func wantMessage(v *corpus.Vector) proto.Message {
 	return m
 }
 
-// checkDecoded compares the JSON a SUT produced with want, as messages: the
-// SUT's JSON is parsed, never compared as text.
-func checkDecoded(t *cases.T, what string, payload []byte, typ, gotJSON string, want proto.Message) {
-	got, err := parseJSON(typ, []byte(gotJSON))
+// decodedAnswer is the DecodeOutput a conforming decoder gives for a
+// payload that decodes to want: want as canonical JSON.
+func decodedAnswer(want proto.Message) *conformpb.DecodeOutput {
+	js, err := protojson.Marshal(want)
 	if err != nil {
-		t.Fail(reports.Evidence{Message: what + ": the SUT's JSON does not parse as " + typ, Input: corpus.FormatHex(payload), Got: gotJSON, Expected: protojson.Format(want)})
-		return
+		panic(fmt.Sprintf("conform bug: an expected %s does not render as JSON: %v", want.ProtoReflect().Descriptor().FullName(), err))
 	}
-	if !proto.Equal(got, want) {
-		t.Fail(reports.Evidence{
-			Message:  what + ": decoded to the wrong value",
-			Input:    corpus.FormatHex(payload),
-			Expected: protojson.Format(want),
-			Got:      gotJSON,
-			Diff:     cmp.Diff(want, got, protocmp.Transform()),
-		})
-	}
+	return &conformpb.DecodeOutput{Json: string(js)}
 }
 
 // decodeVectors asks the SUT to decode each vector's payload and checks the
-// result: the expected value, or a decode failure.
-func (s *suite) decodeVectors(t *cases.T, names ...string) {
+// result: the expected value, or a decode failure. The JSON is compared as
+// the declaration of meaning says, as the message it parses to.
+func decodeVectors(t *cases.T, vs ...*corpus.Vector) {
 	var ins []*conformpb.DecodeInput
-	var vs []*corpus.Vector
-	for _, n := range names {
-		v := s.vec(n)
+	for _, v := range vs {
 		ins = append(ins, &conformpb.DecodeInput{MessageType: v.Message.Type, Payload: v.Frames[0]})
-		vs = append(vs, v)
 	}
 	for i, out := range decodeMessages(t, ins) {
 		v := vs[i]
 		what := fmt.Sprintf("%s (%s)", v.ID, v.Title)
-		switch {
-		case v.Message.Undecodable && !out.Failed:
-			t.Fail(reports.Evidence{Message: what + ": decoded, but the payload is malformed", Input: corpus.FormatHex(v.Frames[0]), Expected: "a decode failure", Got: out.Json})
-		case v.Message.Undecodable:
-		case out.Failed:
-			t.Fail(reports.Evidence{Message: what + ": failed to decode", Input: corpus.FormatHex(v.Frames[0]), Expected: string(v.Message.JSON), Got: "error: " + out.Error})
-		default:
-			checkDecoded(t, what, v.Frames[0], v.Message.Type, out.Json, wantMessage(v))
+		want, fields := &conformpb.DecodeOutput{Failed: true}, []string{"failed"}
+		if !v.Message.Undecodable {
+			want, fields = decodedAnswer(wantMessage(v)), []string{"failed", "json"}
 		}
+		ds := t.Judge(ins[i], want, out, meaning.MUST, fields...)
+		if len(ds) == 0 {
+			continue
+		}
+		switch {
+		case v.Message.Undecodable:
+			what += ": decoded, but the payload is malformed"
+		case out.Failed:
+			what += ": failed to decode"
+		default:
+			if _, err := parseJSON(v.Message.Type, []byte(out.Json)); err != nil {
+				what += ": the SUT's JSON does not parse as " + v.Message.Type + " (" + err.Error() + ")"
+			} else {
+				what += ": decoded to the wrong value"
+			}
+		}
+		t.FailAnswer(what, corpus.FormatHex(v.Frames[0]), want, out, ds)
 	}
 }
 
 // encodeVectors asks the SUT to encode each vector's message and checks the
-// bytes: equal to the vector's where exactly one encoding exists, else by
-// decoding them with the reference and comparing the messages (§4.6).
-func (s *suite) encodeVectors(t *cases.T, names ...string) {
+// bytes as the declaration of meaning compares an encoding: decoded and
+// re-encoded by the reference, since protobuf fixes no field order and the
+// corpus checks an encoding by round trip, not byte equality (§4.6).
+func encodeVectors(t *cases.T, vs ...*corpus.Vector) {
 	var ins []*conformpb.EncodeInput
-	var vs []*corpus.Vector
-	for _, n := range names {
-		v := s.vec(n)
+	for _, v := range vs {
 		ins = append(ins, &conformpb.EncodeInput{MessageType: v.Message.Type, Json: string(v.Message.JSON)})
-		vs = append(vs, v)
 	}
 	for i, out := range encodeMessages(t, ins) {
 		v := vs[i]
 		what := fmt.Sprintf("encoding %s (%s)", v.ID, v.Title)
-		if out.Failed {
-			t.Fail(reports.Evidence{Message: what + ": the encoder failed", Input: string(v.Message.JSON), Got: out.Error})
+		want := &conformpb.EncodeOutput{Payload: v.Frames[0]}
+		ds := t.Judge(ins[i], want, out, meaning.MUST, "failed", "payload")
+		if len(ds) == 0 {
 			continue
 		}
-		if v.Message.Encoding == "exact" {
-			if !bytes.Equal(out.Payload, v.Frames[0]) {
-				t.Fail(reports.Evidence{Message: what + ": wrong bytes", Input: string(v.Message.JSON), Expected: corpus.FormatHex(v.Frames[0]), Got: corpus.FormatHex(out.Payload)})
-			}
-			continue
+		switch _, err := wire.Decode(v.Message.Type, out.Payload); {
+		case out.Failed:
+			what += ": the encoder failed"
+		case err != nil:
+			what += ": the bytes do not decode (" + err.Error() + ")"
+		default:
+			what += ": the bytes decode to another value"
 		}
-		got, err := wire.Decode(v.Message.Type, out.Payload)
-		if err != nil {
-			t.Fail(reports.Evidence{Message: what + ": the bytes do not decode", Input: string(v.Message.JSON), Got: corpus.FormatHex(out.Payload) + " (" + err.Error() + ")"})
-			continue
-		}
-		if want := wantMessage(v); !proto.Equal(got, want) {
-			t.Fail(reports.Evidence{Message: what + ": the bytes decode to another value", Input: string(v.Message.JSON), Got: corpus.FormatHex(out.Payload), Diff: cmp.Diff(want, got, protocmp.Transform())})
-		}
+		t.FailAnswer(what, string(v.Message.JSON), want, out, ds)
 	}
 }
 
 // receiveVectors plays each vector to the SUT's subscriber and checks what it
 // delivered, skipped and counted, and whether it closed.
-func (s *suite) receiveVectors(t *cases.T, names ...string) {
+func receiveVectors(t *cases.T, vs ...*corpus.Vector) {
 	var ins []*conformpb.ReadInput
-	var vs []*corpus.Vector
-	for _, n := range names {
-		v := s.vec(n)
+	for _, v := range vs {
 		ins = append(ins, input(true, v.Input))
-		vs = append(vs, v)
 	}
 	for i, out := range receiveFrames(t, ins) {
 		checkReceived(t, vs[i].ID, ins[i], out, vs[i].Receive, vs[i])
 	}
 }
 
-// checkReceived compares a subscriber's report with want. Delivered frames
-// are compared with the vector's frames decoded by the reference.
+// checkReceived compares a subscriber's report with want: an event per
+// whole frame with its action, the close and the count of unreadable
+// frames; then what each delivered frame decoded to, against the
+// reference's decoding of the vector's frame.
 func checkReceived(t *cases.T, what string, in *conformpb.ReadInput, out *conformpb.ReceiveOutput, want *corpus.Receive, v *corpus.Vector) {
-	var gotActions []string
-	for _, e := range out.Events {
-		gotActions = append(gotActions, actionName(e.Action))
+	w := &conformpb.ReceiveOutput{Closed: want.Closed, Unreadable: want.Unreadable}
+	for i, a := range want.Actions {
+		w.Events = append(w.Events, &conformpb.ReceiveEvent{Frame: uint64(i), Action: actionOf(a)})
 	}
-	type view struct {
-		Actions    []string
-		Closed     bool
-		Unreadable uint64
-	}
-	w := view{Actions: want.Actions, Closed: want.Closed, Unreadable: want.Unreadable}
-	g := view{Actions: gotActions, Closed: out.Closed, Unreadable: out.Unreadable}
-	if len(w.Actions) == 0 {
-		w.Actions = nil
-	}
-	if d := cmp.Diff(w, g); d != "" {
-		t.Fail(reports.Evidence{Message: what + ": the subscriber's report is wrong", Input: describe(in), Expected: fmt.Sprintf("%+v", w), Got: fmt.Sprintf("%+v", g), Diff: d})
+	if !t.CheckAnswer(what+": the subscriber's report is wrong", describe(in), in, w, out, meaning.MUST,
+		"events", "-events.frameJson", "closed", "unreadable") {
 		return
 	}
-	for i, e := range out.Events {
+	// The report is right: each delivered event now expects the frame as
+	// the reference decodes it. Canonical JSON cannot carry unknown fields,
+	// so the reference's decoding discards them.
+	for i, e := range w.Events {
 		if e.Action != conformpb.ReceiveAction_RECEIVE_ACTION_DELIVERED || v == nil || int(e.Frame) >= len(v.Frames) {
 			continue
 		}
-		payload := v.Frames[e.Frame]
-		// Canonical JSON cannot carry unknown fields, so the reference's
-		// decoding is compared with them discarded.
-		want := new(messagepb.Frame)
-		if err := (proto.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(payload, want); err != nil {
+		frame := new(messagepb.Frame)
+		if err := (proto.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(v.Frames[e.Frame], frame); err != nil {
+			e.FrameJson = out.Events[i].GetFrameJson()
 			continue
 		}
-		checkDecoded(t, fmt.Sprintf("%s: delivered frame %d (event %d)", what, e.Frame, i), payload, "ranvier.message.v1.Frame", e.FrameJson, want)
+		e.FrameJson = decodedAnswer(frame).Json
 	}
+	t.CheckAnswer(what+": a delivered frame decoded to the wrong value", describe(in), in, w, out, meaning.MUST, "events.frameJson")
 }
 
-func actionName(a conformpb.ReceiveAction) string {
+// actionOf is the ReceiveAction a corpus vector's action names.
+func actionOf(a string) conformpb.ReceiveAction {
 	switch a {
-	case conformpb.ReceiveAction_RECEIVE_ACTION_DELIVERED:
-		return "delivered"
-	case conformpb.ReceiveAction_RECEIVE_ACTION_SKIPPED_UNDECODABLE:
-		return "skipped_undecodable"
-	case conformpb.ReceiveAction_RECEIVE_ACTION_SKIPPED_NO_VARIANT:
-		return "skipped_no_variant"
+	case "delivered":
+		return conformpb.ReceiveAction_RECEIVE_ACTION_DELIVERED
+	case "skipped_undecodable":
+		return conformpb.ReceiveAction_RECEIVE_ACTION_SKIPPED_UNDECODABLE
+	case "skipped_no_variant":
+		return conformpb.ReceiveAction_RECEIVE_ACTION_SKIPPED_NO_VARIANT
 	}
-	return a.String()
+	panic("conform bug: a corpus vector names the receive action " + a)
 }

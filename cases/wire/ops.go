@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
@@ -79,39 +78,22 @@ func describe(in *conformpb.ReadInput) string {
 	return s
 }
 
-// dataMatches reports whether d describes b: by its bytes when it carries
-// them, by its SHA-256 when it is too large to.
-func dataMatches(d *conformpb.Data, b []byte) bool {
-	if d.GetLength() != uint64(len(b)) {
-		return false
-	}
+// dataOf is the Data a conforming SUT answers for bytes b: their length,
+// and the bytes themselves up to 1 MiB or their SHA-256 above
+// (conform.proto's rule for Data).
+func dataOf(b []byte) *conformpb.Data {
+	d := &conformpb.Data{Length: uint64(len(b))}
 	if len(b) <= maxInline {
-		return bytes.Equal(d.GetBytes(), b) || (len(d.GetBytes()) == 0 && shaMatches(d.GetSha256(), b))
+		d.Bytes = b
+	} else {
+		sum := sha256.Sum256(b)
+		d.Sha256 = sum[:]
 	}
-	return shaMatches(d.GetSha256(), b)
+	return d
 }
 
 // maxInline mirrors conform.proto's rule for Data: bytes up to 1 MiB.
 const maxInline = 1 << 20
-
-func shaMatches(sum, b []byte) bool {
-	want := sha256.Sum256(b)
-	return bytes.Equal(sum, want[:])
-}
-
-func showData(d *conformpb.Data) string {
-	if len(d.GetBytes()) > 0 || d.GetLength() == 0 {
-		return corpus.FormatHex(d.GetBytes())
-	}
-	return fmt.Sprintf("<%d bytes, sha256 %x>", d.GetLength(), d.GetSha256())
-}
-
-func showBytes(b []byte) string {
-	if len(b) <= 64 {
-		return corpus.FormatHex(b)
-	}
-	return fmt.Sprintf("<%d bytes, sha256 %x>", len(b), sha256.Sum256(b))
-}
 
 // ceilingClaim is a prefix claiming exactly the ceiling.
 var ceilingClaim = binary.BigEndian.AppendUint32(nil, wire.MaxPayload)

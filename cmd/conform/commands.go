@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
+	"sync"
 
-	"github.com/conform-suite/conform/cases/catalog"
 	"github.com/conform-suite/conform/runner"
+	"github.com/conform-suite/conform/suite"
 	"github.com/conform-suite/conform/sut"
 	"github.com/conform-suite/conform/sut/fault"
 	"github.com/conform-suite/conform/sut/impl"
@@ -18,7 +18,7 @@ import (
 	"github.com/conform-suite/conform/sut/tcp"
 )
 
-func cmdList(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+func cmdList(_ context.Context, reg *suite.Registry, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("list", stderr)
 	var profiles, globs listFlag
 	fs.Var(&profiles, "profile", "list only these profiles or suites")
@@ -26,7 +26,7 @@ func cmdList(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Wr
 	if _, err := parse(fs, args); err != nil {
 		return flagExit(err)
 	}
-	cat, err := catalog.Load()
+	cat, err := reg.Catalogue()
 	if err != nil {
 		fmt.Fprintf(stderr, "conform: %v\n", err)
 		return 1
@@ -42,60 +42,18 @@ func cmdList(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Wr
 	return 0
 }
 
-func cmdExplain(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	fs := newFlags("explain", stderr)
-	pos, err := parse(fs, args)
-	if err != nil {
-		return flagExit(err)
-	}
-	if len(pos) != 1 {
-		fmt.Fprintln(stderr, "usage: conform explain ID")
-		return exitUsage
-	}
-	cat, err := catalog.Load()
-	if err != nil {
-		fmt.Fprintf(stderr, "conform: %v\n", err)
-		return 1
-	}
-	c, ok := cat.Lookup(pos[0])
-	if !ok {
-		if why, retired := catalog.Retired[pos[0]]; retired {
-			fmt.Fprintf(stdout, "%s is retired: %s\n", pos[0], why)
-			return 0
-		}
-		fmt.Fprintf(stderr, "conform explain: no case %q (conform list shows the catalogue)\n", pos[0])
-		return exitUsage
-	}
-	fmt.Fprintf(stdout, "%s\n\n  %s\n\n", c.ID, c.Title)
-	fmt.Fprintf(stdout, "level:    %s\nprofile:  %s\nspec:     %s\n", c.Level, c.Profile, c.Spec)
-	if len(c.Tags) > 0 {
-		fmt.Fprintf(stdout, "tags:     %s\n", strings.Join(c.Tags, ", "))
-	}
-	if len(c.Vectors) > 0 {
-		fmt.Fprintln(stdout, "vectors:")
-		for _, id := range c.Vectors {
-			v, ok := cat.Vectors[id]
-			if !ok {
-				continue
-			}
-			fmt.Fprintf(stdout, "  %s  (%s)\n    %s\n    input: %s\n", v.ID, v.Spec, v.Title, v.Input)
-		}
-	}
-	return 0
-}
-
-func cmdReference(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func cmdReference(ctx context.Context, reg *suite.Registry, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "node" {
-		return cmdReferenceNode(ctx, args[1:], stdin, stdout, stderr)
+		return cmdReferenceNode(ctx, reg, args[1:], stdin, stdout, stderr)
 	}
-	ref := impl.Reference()
+	ref := reg.Reference()
 	if s := self(); len(s) > 0 {
 		ref.SetNodeCommand(mutant.NodeCommand(s, "")) // the Hello's node_command
 	}
 	fs := newFlags("reference", stderr)
 	asJSON := fs.Bool("json", false, "answer in conform.v1's canonical JSON rather than binary protobuf")
 	listen := fs.String("listen", "", "serve on TCP at tcp://HOST:PORT instead of stdio (port 0 picks a free port; the bound address is printed on stderr)")
-	natsURL := fs.String("nats", "", "serve as NATS request/reply on BASE.conform at nats://HOST:PORT/BASE instead of stdio")
+	natsURL := fs.String("nats", "", "serve as NATS request/reply on BASE.conform at nats://HOST:PORT/BASE instead of stdio (reconnects to the broker for as long as it runs)")
 	if _, err := parse(fs, args); err != nil {
 		return flagExit(err)
 	}
@@ -109,12 +67,22 @@ func cmdReference(ctx context.Context, args []string, stdin io.Reader, stdout, s
 			fmt.Fprintf(stderr, "conform reference: --nats: %v\n", err)
 			return exitUsage
 		}
-		srv, err := natsc.Listen(ctx, ep, ref, enc)
+		// The server logs from nats.go's goroutines, beside this one's
+		// "listening on" line.
+		var mu sync.Mutex
+		logf := func(format string, args ...any) {
+			mu.Lock()
+			defer mu.Unlock()
+			fmt.Fprintf(stderr, "conform reference: "+format+"\n", args...)
+		}
+		srv, err := natsc.Listen(ctx, ep, ref, enc, natsc.ListenOptions{Logf: logf})
 		if err != nil {
 			fmt.Fprintf(stderr, "conform reference: %v\n", err)
 			return 1
 		}
+		mu.Lock()
 		fmt.Fprintf(stderr, "listening on %s (subject %s)\n", ep, ep.Subject())
+		mu.Unlock()
 		// Serve until interrupted (SIGINT or SIGTERM end ctx).
 		if err := srv.Wait(); err != nil {
 			fmt.Fprintf(stderr, "conform reference: %v\n", err)
@@ -148,30 +116,31 @@ func cmdReference(ctx context.Context, args []string, stdin io.Reader, stdout, s
 }
 
 // cmdLibHost is the child process of the lib: carrier: it loads a C ABI
-// library and serves conform.v1 with it on stdio.
-func cmdLibHost(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+// library and serves conform.v1 with it on the descriptors the carrier
+// passes (3 and 4), its own stdout pointed at its stderr.
+func cmdLibHost(ctx context.Context, reg *suite.Registry, args []string, _ io.Reader, _, stderr io.Writer) int {
 	if len(args) != 1 {
 		fmt.Fprintln(stderr, "usage: conform lib-host PATH")
 		return exitUsage
 	}
-	if err := lib.Host(ctx, args[0], stdin, stdout); err != nil {
+	if err := lib.ServeHost(ctx, args[0]); err != nil {
 		fmt.Fprintf(stderr, "conform lib-host %s: %v\n", args[0], err)
 		return 1
 	}
 	return 0
 }
 
-func cmdMutants(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+func cmdMutants(_ context.Context, reg *suite.Registry, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if _, err := parse(newFlags("mutants", stderr), args); err != nil {
 		return flagExit(err)
 	}
-	for _, m := range mutant.All() {
+	for _, m := range reg.Mutants() {
 		fmt.Fprintf(stdout, "%s\t%s\t%s\n", m.Name, m.Suite, m.Bug)
 	}
 	return 0
 }
 
-func cmdFaults(_ context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+func cmdFaults(_ context.Context, reg *suite.Registry, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if _, err := parse(newFlags("faults", stderr), args); err != nil {
 		return flagExit(err)
 	}
@@ -181,7 +150,7 @@ func cmdFaults(_ context.Context, args []string, _ io.Reader, stdout, stderr io.
 	return 0
 }
 
-func cmdFault(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func cmdFault(ctx context.Context, reg *suite.Registry, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) != 1 {
 		fmt.Fprintln(stderr, "usage: conform fault NAME")
 		return exitUsage
@@ -191,14 +160,16 @@ func cmdFault(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintf(stderr, "conform fault: no fault %q\n", args[0])
 		return exitUsage
 	}
-	if err := f.Serve(ctx, stdin, os.Stdout); err != nil {
+	// The process's own stdout, not the writer Main was given: a fault
+	// such as flood writes to it directly and without end.
+	if err := f.Serve(ctx, reg.Reference(), stdin, os.Stdout); err != nil {
 		fmt.Fprintf(stderr, "conform fault %s: %v\n", f.Name, err)
 		return 1
 	}
 	return 0
 }
 
-func cmdVersion(_ context.Context, _ []string, _ io.Reader, stdout, _ io.Writer) int {
+func cmdVersion(_ context.Context, reg *suite.Registry, _ []string, _ io.Reader, stdout, _ io.Writer) int {
 	fmt.Fprintf(stdout, "conform %s\n", impl.Version())
 	return 0
 }

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +19,7 @@ import (
 // Python example binding (examples/python, standard library only, conform.v1
 // in JSON over stdio) over the exec carrier, the way a binding author would.
 func TestPythonExampleOverExec(t *testing.T) {
+	t.Parallel()
 	python, err := exec.LookPath("python3")
 	if err != nil {
 		t.Skip("python3 not found: the Python example binding is not tested")
@@ -48,5 +53,173 @@ func TestPythonExampleOverExec(t *testing.T) {
 	}
 	if hello.Language != "python" || !slices.Contains(hello.Profiles, "wire") || !slices.Contains(hello.Profiles, "streams") {
 		t.Errorf("hello %s: want language python and profiles wire and streams", r.rec.SUT.Hello)
+	}
+}
+
+// minimalShimPasses are the cases the minimal shim (examples/minimal,
+// readFrames alone) passes: every case of the wire profile that needs only
+// a frame reader. The README's walkthrough states these figures.
+var minimalShimPasses = []string{
+	"wire/1.2/reader-prefix-big-endian",
+	"wire/1.2/zero-length-is-a-frame",
+	"wire/1.3/byte-at-a-time",
+	"wire/1.3/clean-end",
+	"wire/1.3/every-split-point",
+	"wire/1.3/holds-one-incomplete-frame",
+	"wire/1.3/seeded-random-chunkings",
+	"wire/1.3/three-frames-in-one-read",
+	"wire/1.3/truncated-tail-not-delivered",
+	"wire/1.3/wait-below-four-bytes",
+	"wire/1.3/wait-below-whole-frame",
+	"wire/2/above-ceiling-refused",
+	"wire/2/ceiling-claim-accepted",
+	"wire/2/ceiling-payload-read",
+	"wire/2/no-allocation-for-a-claim",
+	"wire/2/no-allocation-for-a-legal-claim",
+	"wire/6.1/not-yet-is-not-wrong",
+	"wire/6.2/no-resync-after-too-large",
+}
+
+// runInRepo runs the conform binary in the repository's root, as the
+// README's commands are typed, and reads the record it writes to rec.
+func runInRepo(t *testing.T, rec string, args ...string) (int, string, *reports.Record) {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a hang guard
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, append(args, "--json", rec)...)
+	cmd.Dir = root
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("conform %v did not finish\n%s", args, out)
+	}
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	assertNoChildren(t)
+	return code, string(out), readRecord(t, rec)
+}
+
+// TestMinimalShimExample runs the minimal shim exactly as the README's
+// walkthrough does and checks what the walkthrough tells a reader to
+// expect: the 18 readFrames cases pass and nothing fails; the wire profile
+// it declares is incomplete, so the run exits 1; --allow-unimplemented
+// accepts that (exit 0, still incomplete); --case 'wire/1.3/*' narrows the
+// run to 9 cases that all pass (exit 0, partly judged).
+func TestMinimalShimExample(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not found: the minimal shim is not tested")
+	}
+	const sut = "exec:python3 examples/minimal/shim.py"
+	dependOn(t, filepath.Join("..", "..", "examples", "minimal", "shim.py"))
+	t.Run("wire", func(t *testing.T) {
+		t.Parallel()
+		code, out, rec := runInRepo(t, filepath.Join(t.TempDir(), "rec.json"), "run", "--sut", sut, "--profile", "wire")
+		if code != 1 {
+			t.Fatalf("exit %d, want 1 (incomplete)\n%s", code, out)
+		}
+		checkMinimalShim(t, rec, out)
+		if v := rec.Summary.ByProfile[0]; v.Status != reports.ProfileIncomplete || v.Accepted != "" || len(rec.Incomplete()) != 1 {
+			t.Errorf("wire: %+v, want incomplete and not accepted", v)
+		}
+		if !strings.Contains(out, "verdict: incomplete") {
+			t.Errorf("the text output does not give the verdict incomplete:\n%s", out)
+		}
+	})
+	t.Run("allow-unimplemented", func(t *testing.T) {
+		t.Parallel()
+		code, out, rec := runInRepo(t, filepath.Join(t.TempDir(), "rec.json"), "run", "--sut", sut, "--profile", "wire", "--allow-unimplemented")
+		if code != 0 {
+			t.Fatalf("exit %d, want 0\n%s", code, out)
+		}
+		checkMinimalShim(t, rec, out)
+		if v := rec.Summary.ByProfile[0]; v.Status != reports.ProfileIncomplete || v.Accepted != reports.AcceptedByFlag {
+			t.Errorf("wire: %+v, want incomplete, accepted by the flag", v)
+		}
+	})
+	t.Run("case", func(t *testing.T) {
+		t.Parallel()
+		code, out, rec := runInRepo(t, filepath.Join(t.TempDir(), "rec.json"), "run", "--sut", sut, "--case", "wire/1.3/*")
+		if code != 0 {
+			t.Fatalf("exit %d, want 0\n%s", code, out)
+		}
+		if rec.Summary.Total != 9 || count(rec, reports.Pass) != 9 {
+			t.Errorf("%d cases, %d pass: want 9 and 9\n%s", rec.Summary.Total, count(rec, reports.Pass), out)
+		}
+		if v := rec.Summary.ByProfile[0]; v.Status != reports.ProfileConformant || !v.PartialSelection() {
+			t.Errorf("wire: %+v, want conformant on a partial selection", v)
+		}
+	})
+}
+
+// checkMinimalShim checks a run of the whole wire profile against the
+// minimal shim: exactly the readFrames cases pass, the rest are skipped as
+// unimplemented, nothing fails.
+func checkMinimalShim(t *testing.T, rec *reports.Record, out string) {
+	t.Helper()
+	var passed []string
+	for _, c := range rec.Cases {
+		switch c.Outcome {
+		case reports.Pass:
+			passed = append(passed, c.ID)
+		case reports.Skip:
+			if !slices.Contains(rec.Unimplemented, c.ID) {
+				t.Errorf("%s skipped, not as unimplemented: %s", c.ID, c.Message)
+			}
+		default:
+			t.Errorf("%s: %s %s", c.ID, c.Outcome, c.Message)
+		}
+	}
+	if !slices.Equal(passed, minimalShimPasses) {
+		t.Errorf("passing cases %q\nwant %q\n%s", passed, minimalShimPasses, out)
+	}
+	// Every other case of the profile is skipped as unimplemented; the
+	// profile's MUST counts follow from the record's cases, so that a case
+	// added to the wire suite does not change what this test says.
+	if n := count(rec, reports.Skip); n != len(rec.Cases)-len(passed) {
+		t.Errorf("%d cases skipped, want every case but the %d that pass", n, len(passed))
+	}
+	must, mustPassed := 0, 0
+	for _, c := range rec.Cases {
+		if c.Level == reports.MUST {
+			must++
+			if c.Outcome == reports.Pass {
+				mustPassed++
+			}
+		}
+	}
+	if len(rec.Summary.ByProfile) != 1 {
+		t.Fatalf("profile verdicts %+v: want wire alone", rec.Summary.ByProfile)
+	}
+	if v := rec.Summary.ByProfile[0]; v.Profile != "wire" || v.Must != must || v.MustPassed != mustPassed || v.MustPassed != 16 || v.MustUnimplemented != must-mustPassed {
+		t.Errorf("wire: %+v, want 16 of %d MUST cases passed, %d unimplemented", v, must, must-mustPassed)
+	}
+}
+
+// TestMinimalShimInREADME: the shim the README's walkthrough quotes, after
+// the line <!-- examples/minimal/shim.py -->, is the file the tests run.
+func TestMinimalShimInREADME(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shim, err := os.ReadFile(filepath.Join("..", "..", "examples", "minimal", "shim.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, quoted, ok := strings.Cut(string(readme), "<!-- examples/minimal/shim.py -->\n```python\n")
+	if !ok {
+		t.Fatal("README.md does not quote the minimal shim after <!-- examples/minimal/shim.py -->")
+	}
+	quoted, _, ok = strings.Cut(quoted, "\n```\n")
+	if !ok || quoted+"\n" != string(shim) {
+		t.Errorf("the shim README.md quotes is not examples/minimal/shim.py: update the quote")
 	}
 }

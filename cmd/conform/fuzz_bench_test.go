@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"io"
 	"testing"
 	"time"
 
 	"github.com/conform-suite/conform/campaign"
+	"github.com/conform-suite/conform/suites"
 	"github.com/conform-suite/conform/sut/dial"
 )
 
@@ -20,12 +22,12 @@ func BenchmarkFuzzExecReadFrames(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer client.Close()
-	pool, err := campaign.LoadSeeds(ctx, nil, nil)
+	pool, err := loadSeeds(ctx, suites.Default(), nil, io.Discard)
 	if err != nil {
 		b.Fatal(err)
 	}
-	tg, _ := campaign.Lookup("wire.read-frames")
-	e := campaign.NewEngine(client, "exec:conform reference", pool, 5, time.Minute, nil)
+	e := campaign.NewEngine(client, suites.Default(), "exec:conform reference", pool, 5, time.Minute, nil)
+	tg, _ := e.Lookup("wire.read-frames")
 	start := uint64(len(pool.For(tg))) // generated and mutated inputs only
 	b.ResetTimer()
 	err = e.RunRange(ctx, tg, start, start+uint64(b.N), func(f *campaign.Finding) error {

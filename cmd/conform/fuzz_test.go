@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +16,8 @@ import (
 	"time"
 
 	"github.com/conform-suite/conform/campaign"
+	"github.com/conform-suite/conform/suites"
+	"github.com/conform-suite/conform/sut/builtin"
 	"github.com/conform-suite/conform/sut/fault"
 )
 
@@ -40,6 +44,7 @@ func TestFuzzList(t *testing.T) {
 }
 
 func TestFuzzUsage(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"fuzz", "--sut", "builtin:reference", "--execs", "10"},                                     // no --out
 		{"fuzz", "--sut", "builtin:reference", "--out", t.TempDir()},                                // no bound
@@ -62,6 +67,7 @@ func TestFuzzUsage(t *testing.T) {
 // then replays the finding against the mutant (exit 1), the reference in
 // process and over exec (exit 0), and promotes it to a corpus vector.
 func TestFuzzMutantReplayPromote(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	r := conform(t, 60*time.Second, nil, "fuzz", "--sut", "builtin:mutant/zero-length-is-end", "--target", "wire.read-frames",
 		"--execs", "3000", "--seed", "9", "--out", out)
@@ -104,6 +110,7 @@ func TestFuzzMutantReplayPromote(t *testing.T) {
 }
 
 func TestFuzzReferenceClean(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	r := conform(t, 60*time.Second, nil, "fuzz", "--sut", "exec:"+bin+" reference", "--target", "all", "--execs", "300", "--out", out)
 	if r.code != 0 {
@@ -122,6 +129,7 @@ func TestFuzzReferenceClean(t *testing.T) {
 // and the campaign continues from its checkpoint rather than from the
 // start.
 func TestFuzzResumeAfterKill(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	args := []string{"fuzz", "--sut", "builtin:mutant/window-256", "--target", "streams", "--duration", "60s", "--out", out}
 	cmd := exec.Command(bin, args...)
@@ -190,12 +198,21 @@ func TestFuzzResumeAfterKill(t *testing.T) {
 // TestFuzzFaultSUTs fuzzes SUTs that crash and hang: the campaign ends on
 // time with crash and timeout findings, and leaves no process behind.
 func TestFuzzFaultSUTs(t *testing.T) {
-	for _, tc := range []struct{ fault, kind string }{{"crash", campaign.KindCrash}, {"hang", campaign.KindTimeout}, {"garbage", campaign.KindProtocol}} {
+	t.Parallel()
+	// The op timeout bounds every restart's Hello too, so it leaves a
+	// loaded machine room to start the fault's process; only the hang pays
+	// it per op, and so runs fewer inputs.
+	for _, tc := range []struct{ fault, kind, timeout, execs string }{
+		{"crash", campaign.KindCrash, "10s", "600"},
+		{"hang", campaign.KindTimeout, "2s", "60"},
+		{"garbage", campaign.KindProtocol, "10s", "600"},
+	} {
 		t.Run(tc.fault, func(t *testing.T) {
+			t.Parallel()
 			out := t.TempDir()
 			mark := processMark(t)
-			r := conform(t, 60*time.Second, []string{fault.EnvAfter + "=3", mark}, "fuzz", "--sut", "builtin:fault/"+tc.fault,
-				"--target", "wire.read-frames", "--execs", "600", "--timeout", "200ms", "--out", out)
+			r := conform(t, 90*time.Second, []string{fault.EnvAfter + "=3", mark}, "fuzz", "--sut", "builtin:fault/"+tc.fault,
+				"--target", "wire.read-frames", "--execs", tc.execs, "--timeout", tc.timeout, "--out", out)
 			if r.code != 1 {
 				t.Fatalf("exit %d, want 1\n%s", r.code, r.stderr)
 			}
@@ -217,7 +234,7 @@ func TestFuzzFaultSUTs(t *testing.T) {
 			if !strings.Contains(r.stderr, "SUT restarts") {
 				t.Errorf("no restart count in the summary:\n%s", r.stderr)
 			}
-			if left := marked(t, mark); len(left) > 0 {
+			if left := marked(t, mark, 0); len(left) > 0 {
 				t.Errorf("processes left behind after the campaign: %v", left)
 			}
 		})
@@ -230,9 +247,30 @@ func processMark(t *testing.T) string {
 	return fmt.Sprintf("CONFORM_TEST_MARK=%s-%d", strings.ReplaceAll(t.Name(), "/", "-"), time.Now().UnixNano())
 }
 
+// markWait bounds how long marked waits for the marked processes to come
+// to the number expected: a child just started may not have exec'd yet
+// (until then it shows its parent's environment), and one just killed may
+// not have been reaped. It is a hang guard, not a timing expectation.
+const markWait = 30 * time.Second
+
 // marked returns the processes whose environment holds mark, read from
-// /proc; the test is skipped where there is no /proc.
-func marked(t *testing.T, mark string) []string {
+// /proc, once there are want of them or markWait has passed, whichever
+// comes first; the test is skipped where there is no /proc.
+func marked(t *testing.T, mark string, want int) []string {
+	t.Helper()
+	deadline := time.Now().Add(markWait)
+	for {
+		got := markedNow(t, mark)
+		if len(got) == want || time.Now().After(deadline) {
+			return got
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// markedNow returns the processes whose environment holds mark now.
+func markedNow(t *testing.T, mark string) []string {
+	t.Helper()
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		t.Skip("no /proc to look for processes left behind")
@@ -266,8 +304,9 @@ func slicesContains(s []string, v string) bool {
 	return false
 }
 
-// TestMarkedFindsAChild: marked sees a process that carries the mark, and
-// stops seeing it once the process has been reaped.
+// TestMarkedFindsAChild: marked sees a process that carries the mark, once
+// it has exec'd, however loaded the machine, and stops seeing it once the
+// process has been reaped; it sees no process for another mark.
 func TestMarkedFindsAChild(t *testing.T) {
 	mark := processMark(t)
 	cmd := exec.Command("sleep", "30")
@@ -275,12 +314,127 @@ func TestMarkedFindsAChild(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Skip("no sleep to start:", err)
 	}
-	if left := marked(t, mark); len(left) != 1 {
-		t.Errorf("marked = %v while one marked process runs", left)
+	defer cmd.Wait()
+	defer cmd.Process.Kill()
+	if left := marked(t, mark, 1); len(left) != 1 || !strings.Contains(left[0], "sleep 30") {
+		t.Errorf("marked = %v while one marked process, sleep 30, runs", left)
+	}
+	if other := markedNow(t, mark+"-other"); len(other) != 0 {
+		t.Errorf("marked sees %v for a mark no process carries", other)
 	}
 	cmd.Process.Kill()
 	cmd.Wait()
-	if left := marked(t, mark); len(left) != 0 {
+	if left := marked(t, mark, 0); len(left) != 0 {
 		t.Errorf("marked = %v after the process ended", left)
+	}
+}
+
+// TestFuzzHelpExitCodes: conform fuzz -h says what each exit status means.
+func TestFuzzHelpExitCodes(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := Main(context.Background(), suites.Default(), []string{"fuzz", "-h"}, nil, &stdout, &stderr); code != 0 {
+		t.Fatalf("fuzz -h: exit %d", code)
+	}
+	for _, want := range []string{"Exit status", "\n  0  ", "\n  1  DIR/findings holds a finding", "\n  2  a command line",
+		"\n  3  the campaign could not run", "broker is unreachable", "conform fuzz campaigns", "--replace"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("fuzz -h does not say %q:\n%s", want, stderr.String())
+		}
+	}
+}
+
+// TestFuzzCouldNotRun: a SUT that does not start, a broker that does not
+// answer, a SUT that answers nothing before the campaign ends and a
+// campaign that ends before its first input exit 3, not 0 or 1. The
+// hanging SUT also shows --duration's bound: with an op timeout of a
+// minute, a one-second campaign ends well inside the hang guard. (On a
+// loaded machine the second may pass before the hanging SUT is sent its
+// first input: nothing is judged either way.)
+func TestFuzzCouldNotRun(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		args []string
+		say  string
+	}{
+		{"SUT exits before Hello", []string{"fuzz", "--sut", "builtin:fault/early-exit", "--execs", "10"}, "early-exit"},
+		{"broker unreachable", []string{"fuzz", "--queue", "nats://127.0.0.1:1/x", "--execs", "10"}, "127.0.0.1:1"},
+		{"SUT hangs", []string{"fuzz", "--sut", "builtin:fault/hang", "--target", "wire.read-frames", "--duration", "1s", "--timeout", "1m"}, "nothing judged: "},
+		{"no input before the end", []string{"fuzz", "--sut", "builtin:reference", "--target", "wire.read-frames", "--duration", "1ns"}, "nothing judged: the campaign ended before its first input"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mark := processMark(t)
+			r := conform(t, 30*time.Second, []string{mark}, append(tc.args, "--out", t.TempDir())...)
+			if r.code != exitCouldNotRun || !strings.Contains(r.stderr, tc.say) {
+				t.Errorf("exit %d, want %d, saying %q\n%s", r.code, exitCouldNotRun, tc.say, r.stderr)
+			}
+			if left := marked(t, mark, 0); len(left) > 0 {
+				t.Errorf("processes left behind: %v", left)
+			}
+		})
+	}
+}
+
+// TestFuzzResumeAnotherSUTRefused: --resume of a campaign with another SUT
+// exits 2 and names the difference.
+func TestFuzzResumeAnotherSUTRefused(t *testing.T) {
+	t.Parallel()
+	out := t.TempDir()
+	ctx := context.Background()
+	var stderr bytes.Buffer
+	if code := Main(ctx, suites.Default(), []string{"fuzz", "--sut", "builtin:reference", "--target", "tlv.pack-policy", "--execs", "100", "--out", out}, nil, io.Discard, &stderr); code != 0 {
+		t.Fatalf("first run: exit %d\n%s", code, stderr.String())
+	}
+	stderr.Reset()
+	code := Main(ctx, suites.Default(), []string{"fuzz", "--sut", "builtin:mutant/encode-length-wraps", "--target", "tlv.pack-policy", "--execs", "200", "--out", out, "--resume"}, nil, io.Discard, &stderr)
+	if code != exitUsage || !strings.Contains(stderr.String(), `SUT implementation: "conform mutant encode-length-wraps" here, "conform reference" in the campaign`) {
+		t.Errorf("--resume with another SUT: exit %d\n%s", code, stderr.String())
+	}
+}
+
+// TestReplayEvidence replays a finding whose one input holds two entries,
+// as conform replay does: it reproduces against the mutant, showing the
+// input and the differing fields in conform.v1's terms and nothing of Go,
+// and does not against the reference.
+func TestReplayEvidence(t *testing.T) {
+	ctx := context.Background()
+	input := `{"inputs":[{"chunks":[{"data":"AAAAAQc="}]},{"chunks":[{"data":"AAAAAAAAAAEH"}],"endOfStream":true}]}`
+	f := &campaign.Finding{Version: campaign.FindingVersion, Target: "wire.read-frames", Kind: campaign.KindDiff,
+		Inputs: []json.RawMessage{json.RawMessage(input)}}
+	tg, inputs, err := f.ParseInputs(campaign.Targets(suites.Default()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := suites.Default().MutantImpl("zero-length-is-end")
+	e := campaign.NewEngine(builtin.New("builtin:mutant/zero-length-is-end", m), suites.Default(), "", new(campaign.Seeds), 1, time.Minute, nil)
+	obs, err := e.Evaluate(ctx, tg, inputs)
+	if err != nil || len(obs) == 0 {
+		t.Fatalf("the mutant shows nothing on %s: %v", input, err)
+	}
+	f.Signature = obs[0].Signature
+	path := filepath.Join(t.TempDir(), "f.json")
+	b, _ := json.Marshal(f)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := Main(ctx, suites.Default(), []string{"replay", path, "--sut", "builtin:mutant/zero-length-is-end"}, nil, &stdout, &stderr); code != exitFindings {
+		t.Fatalf("replay against the mutant: exit %d\n%s%s", code, stdout.String(), stderr.String())
+	}
+	out := stdout.String()
+	for _, want := range []string{"reproduces against builtin:mutant/zero-length-is-end",
+		`input: {"inputs":[{"chunks":[{"data":"AAAAAAAAAAEH"}],"endOfStream":true}]}`, "yields"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("replay output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, bad := range []string{"conformpb.", "protocmp", "Inverse(", "readView", "struct {"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("replay output shows %q:\n%s", bad, out)
+		}
+	}
+	stdout.Reset()
+	if code := Main(ctx, suites.Default(), []string{"replay", path, "--sut", "builtin:reference"}, nil, &stdout, &stderr); code != 0 {
+		t.Errorf("replay against the reference: exit %d\n%s%s", code, stdout.String(), stderr.String())
 	}
 }

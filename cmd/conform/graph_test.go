@@ -12,6 +12,7 @@ import (
 // in process and as a child over stdio, every graph case passes or is
 // informational and at least 45 pass; against graph mutants, conform exits 1.
 func TestGraphProfile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, spec := range []string{"builtin:reference", "exec:" + bin + " reference"} {
 		t.Run(spec, func(t *testing.T) {

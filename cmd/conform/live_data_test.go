@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,13 +23,18 @@ func isDataPlane(c reports.CaseResult) bool {
 // two data-plane profiles. (The e2e tests run one conform at a time: each
 // asserts that no conform process outlives it.)
 func TestLiveDataPlane(t *testing.T) {
-	for _, tc := range []struct{ sut, profile string }{
+	t.Parallel()
+	cases := []struct{ sut, profile string }{
 		{"builtin:reference", "live"},
 		{"exec:" + bin + " reference", "ranvier-subscriber,ranvier-publisher"},
-	} {
-		t.Run(strings.Fields(tc.sut)[0], func(t *testing.T) {
-			out := filepath.Join(t.TempDir(), "record.json")
-			r := conform(t, 90*time.Second, nil, "run", "--sut", tc.sut, "--profile", tc.profile, "--json", out)
+	}
+	dir := t.TempDir()
+	argss := make([][]string, len(cases))
+	for i, tc := range cases {
+		argss[i] = []string{"run", "--sut", tc.sut, "--profile", tc.profile, "--json", filepath.Join(dir, fmt.Sprintf("record%d.json", i))}
+	}
+	for i, r := range runAll(t, 90*time.Second, nil, argss...) {
+		t.Run(strings.Fields(cases[i].sut)[0], func(t *testing.T) {
 			n := 0
 			for _, c := range r.rec.Cases {
 				if !isDataPlane(c) {
@@ -62,13 +68,18 @@ func contains(ss []string, s string) bool {
 // with the case that catches it selected (cases/catalog's mutation table
 // runs every mutant against the whole suite).
 func TestLiveDataMutantsExit1(t *testing.T) {
-	for _, m := range []struct{ name, cases string }{
+	t.Parallel()
+	mutants := []struct{ name, cases string }{
 		{"publisher-atomic-sequence", "live/2.3/*"},
 		{"publisher-resends-whole-buffer", "live/1.4/*"},
 		{"subscriber-closes-on-read-timeout", "live/6.5/subscriber-*"},
-	} {
-		t.Run(m.name, func(t *testing.T) {
-			r := conform(t, 60*time.Second, nil, "run", "--sut", "builtin:mutant/"+m.name, "--profile", "live", "--case", m.cases)
+	}
+	argss := make([][]string, len(mutants))
+	for i, m := range mutants {
+		argss[i] = []string{"run", "--sut", "builtin:mutant/" + m.name, "--profile", "live", "--case", m.cases}
+	}
+	for i, r := range runAll(t, 60*time.Second, nil, argss...) {
+		t.Run(mutants[i].name, func(t *testing.T) {
 			if r.code != 1 {
 				t.Errorf("exit code %d, want 1\n%s", r.code, r.stdout)
 			}
@@ -93,6 +104,7 @@ func startLivePublisher(t *testing.T, args ...string) string {
 // cases that can pass, and the ones that need a shim skip. Against a
 // mutant's publisher the same run exits 1.
 func TestLiveObservationProfile(t *testing.T) {
+	t.Parallel()
 	// Big samples through a small send buffer, so that a slow reader makes
 	// the publisher's writes stop part-way.
 	heavy := []string{"--size", "32768", "--interval", "20ms", "--threads", "1", "--send-buffer", "8192"}
@@ -109,6 +121,7 @@ func TestLiveObservationProfile(t *testing.T) {
 		{"publisher-resends-whole-buffer", append([]string{"--mutant", "publisher-resends-whole-buffer"}, heavy...), []string{"live/1.4/*"}, 1, "live/1.4/publisher-resumes-partial-write"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			peer := startLivePublisher(t, tc.args...)
 			out := filepath.Join(t.TempDir(), "record.json")
 			args := []string{"run", "--peer", peer, "--profile", "ranvier-publisher", "--json", out}

@@ -10,8 +10,7 @@ import (
 
 	messagepb "github.com/conform-suite/conform/proto/ranvier/message/v1"
 	"github.com/conform-suite/conform/ref/live"
-	"github.com/conform-suite/conform/sut/impl"
-	"github.com/conform-suite/conform/sut/mutant"
+	"github.com/conform-suite/conform/suite"
 	"github.com/conform-suite/conform/sut/tcp"
 )
 
@@ -29,7 +28,7 @@ import (
 // at once, as acquisition threads would (ranvier-streams §2.3). It
 // prints tcp://HOST:PORT/NAME, the --peer value that observes it, on
 // standard output, and serves until interrupted.
-func cmdLivePublisher(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) int {
+func cmdLivePublisher(ctx context.Context, reg *suite.Registry, args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("live-publisher", stderr)
 	listen := fs.String("listen", "tcp://127.0.0.1:0", "listen on tcp://HOST:PORT (port 0 picks a free port)")
 	name := fs.String("name", "conform", "the stream name the streams publish under")
@@ -61,14 +60,13 @@ func cmdLivePublisher(ctx context.Context, args []string, _ io.Reader, stdout, s
 		fmt.Fprintln(stderr, "conform live-publisher: --streams and --threads must be at least 1, --size at most 1 MiB, --name not empty, --interval positive")
 		return exitUsage
 	}
-	im := impl.Reference()
+	im := reg.Reference()
 	if *mutantName != "" {
-		m, ok := mutant.Lookup(*mutantName)
-		if !ok {
+		var ok bool
+		if im, ok = reg.MutantImpl(*mutantName); !ok {
 			fmt.Fprintf(stderr, "conform live-publisher: no such mutant %q (conform mutants lists them)\n", *mutantName)
 			return exitUsage
 		}
-		im = m.Impl()
 	}
 	p, err := im.Live.NewPublisher(ctx, live.PublisherConfig{Addr: addr, WriteBuffer: *sendBuffer})
 	if err != nil {

@@ -27,13 +27,71 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/conform-suite/conform/natsserver"
+	"github.com/conform-suite/conform/proc"
+	"github.com/conform-suite/conform/suite"
+	"github.com/conform-suite/conform/suites"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
+func main() { os.Exit(run(os.Args[1:])) }
+
+// run sets the process up and runs Main.
+//
+// Signals: a first SIGINT or SIGTERM cancels the context, so that the
+// command finishes what it must (conform run writes its record, marked
+// interrupted) and exits by itself; a second one kills every child at once
+// and exits at once with 128 + the signal's number (130 for Ctrl+C, 143 for
+// SIGTERM), whatever the command is doing.
+//
+// Children: the commands that start children (launchers) make conform a
+// child subreaper, so that the orphans of a SUT's descendants are
+// re-parented to conform and reaped by it; sweep what a conform killed by
+// SIGKILL left behind (processes carrying its mark, JetStream store
+// directories); and stop every child that is left when the command returns.
+func run(args []string) int {
+	launcher := len(args) > 0 && launches(args[0])
+	if launcher {
+		_ = proc.Subreap() // best effort: without it orphans go to init
+		proc.Sweep()
+		_, _ = natsserver.Sweep(os.TempDir())
+		defer proc.Shutdown()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		s := <-sigs
+		cancel()
+		if launcher {
+			fmt.Fprintf(os.Stderr, "\nconform: %v: finishing up (again to exit at once)\n", s)
+		}
+		s = <-sigs
+		proc.KillAll()
+		fmt.Fprintf(os.Stderr, "\nconform: %v again: exiting at once\n", s)
+		os.Exit(signalExit(s))
+	}()
+	return Main(ctx, suites.Default(), args, os.Stdin, os.Stdout, os.Stderr)
+}
+
+// launches reports whether the command cmd may start child processes.
+func launches(cmd string) bool {
+	switch cmd {
+	case "run", "fuzz", "replay", "selftest", "explain":
+		return true
+	}
+	return false
+}
+
+// signalExit is the exit code of a process ended by s, as a shell reports
+// it: 128 + the signal's number.
+func signalExit(s os.Signal) int {
+	if n, ok := s.(syscall.Signal); ok {
+		return 128 + int(n)
+	}
+	return 128 + 2
 }
 
 // exitUsage is the exit code for a command line conform cannot use.
@@ -41,7 +99,7 @@ const exitUsage = 2
 
 type command struct {
 	name, summary string
-	run           func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int
+	run           func(ctx context.Context, reg *suite.Registry, args []string, stdin io.Reader, stdout, stderr io.Writer) int
 	hidden        bool
 }
 
@@ -50,6 +108,7 @@ func commands() []command {
 		{name: "run", summary: "run the conformance cases against a SUT", run: cmdRun},
 		{name: "list", summary: "print the case catalogue", run: cmdList},
 		{name: "explain", summary: "print one case's requirement, spec reference and vectors", run: cmdExplain},
+		{name: "requirements", summary: "print the requirements index and its coverage; --untraced: exit 1 on a MUST with no case or waiver", run: cmdRequirements},
 		{name: "reference", summary: "serve the reference implementation over conform.v1 on stdio", run: cmdReference},
 		{name: "mutants", summary: "list the mutants: name, suite, bug", run: cmdMutants},
 		{name: "faults", summary: "list the fault SUTs: name, suite, bug", run: cmdFaults},
@@ -65,8 +124,9 @@ func commands() []command {
 	}
 }
 
-// Main runs conform with args and returns the exit code.
-func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+// Main runs conform with args over the suites of reg and returns the exit
+// code.
+func Main(ctx context.Context, reg *suite.Registry, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage(stderr)
 		if len(args) == 0 {
@@ -76,7 +136,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {
-			return c.run(ctx, args[1:], stdin, stdout, stderr)
+			return c.run(ctx, reg, args[1:], stdin, stdout, stderr)
 		}
 	}
 	fmt.Fprintf(stderr, "conform: unknown command %q\n\n", args[0])

@@ -6,7 +6,8 @@ import (
 	"io"
 	"os"
 
-	"github.com/conform-suite/conform/sut/mutant"
+	"github.com/conform-suite/conform/suite"
+	"github.com/conform-suite/conform/suites"
 )
 
 // cmdReferenceNode is conform reference node [--mutant NAME]: the reference's
@@ -15,7 +16,7 @@ import (
 // reference's Hello reports, so that conform can launch the reference as a
 // node exactly as it launches a binding. It exits 0 after a Stop, and 1 when
 // refused, when the configuration is unusable, or when interrupted.
-func cmdReferenceNode(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writer) int {
+func cmdReferenceNode(ctx context.Context, reg *suite.Registry, args []string, _ io.Reader, _, stderr io.Writer) int {
 	fs := newFlags("reference node", stderr)
 	name := fs.String("mutant", "", "run this mutant's node instead of the reference's (conform mutants lists them)")
 	pos, err := parse(fs, args)
@@ -26,7 +27,7 @@ func cmdReferenceNode(ctx context.Context, args []string, _ io.Reader, _, stderr
 		fmt.Fprintf(stderr, "conform reference node: unexpected argument %q\n", pos[0])
 		return exitUsage
 	}
-	if err := mutant.RunNode(ctx, *name, os.Getenv); err != nil {
+	if err := suites.RunNode(ctx, reg, *name, os.Getenv); err != nil {
 		fmt.Fprintf(stderr, "conform reference node: %v\n", err)
 		return 1
 	}

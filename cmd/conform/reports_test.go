@@ -7,11 +7,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/conform-suite/conform/reports"
 )
 
 // TestCIGate runs the CI flow a binding's pipeline uses: record the known
 // failures as a baseline, then gate on it; every rendering is written.
 func TestCIGate(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := func(name string) string { return filepath.Join(dir, name) }
 	spec := "builtin:mutant/truncated-tail-delivered"
@@ -80,5 +83,48 @@ func TestCIGate(t *testing.T) {
 	}
 	if bad := conform(t, time.Minute, nil, "run", "--sut", spec, "--baseline", p("missing.txt")); bad.code != 2 {
 		t.Errorf("a missing baseline: exit %d, want 2", bad.code)
+	}
+}
+
+// TestSummaryPrintedWhenWritingFails: a file that cannot be written after
+// the run does not cost the run its summary; the exit code says it failed,
+// and the other files are still written.
+func TestSummaryPrintedWhenWritingFails(t *testing.T) {
+	dir := t.TempDir()
+	rec := &reports.Record{Schema: reports.SchemaID, SUT: reports.SUT{Spec: "./x", Carrier: "exec", Hello: []byte("null")}}
+	rec.Summarize()
+	var stdout, stderr strings.Builder
+	code := report(rec, outputFiles{json: filepath.Join(dir, "gone", "r.json"), html: filepath.Join(dir, "r.html")}, false, &stdout, &stderr)
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	if !strings.Contains(stdout.String(), "./x: 0 cases") {
+		t.Errorf("no summary:\n%s", stdout.String())
+	}
+	if !strings.Contains(stderr.String(), "r.json") {
+		t.Errorf("the error is not named: %q", stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "r.html")); err != nil {
+		t.Errorf("the other rendering was not written: %v", err)
+	}
+}
+
+// TestStrictBaselineNarrowed: an entry for cases a --profile or --case left
+// out is not stale, so --strict-baseline passes; an entry matching nothing
+// conform has is still stale.
+func TestStrictBaselineNarrowed(t *testing.T) {
+	dir := t.TempDir()
+	bl := filepath.Join(dir, "baseline.txt")
+	os.WriteFile(bl, []byte("streams/**  not yet\nwire/7.2/*  elsewhere\n"), 0o644)
+	code, out, _ := runMain(t, "run", "--sut", "builtin:reference", "--case", "wire/1.2/*", "--baseline", bl, "--strict-baseline", "--json", filepath.Join(dir, "r.json"))
+	if code != 0 {
+		t.Errorf("entries outside the selection failed --strict-baseline: exit %d\n%s", code, out)
+	}
+	if res := readRecord(t, filepath.Join(dir, "r.json")).Baseline; res == nil || len(res.Stale) != 0 || len(res.OutsideSelection) != 2 {
+		t.Errorf("baseline result %+v", res)
+	}
+	os.WriteFile(bl, []byte("streams/**  not yet\nwire/99/gone  retired long ago\n"), 0o644)
+	if code, out, _ := runMain(t, "run", "--sut", "builtin:reference", "--case", "wire/1.2/*", "--baseline", bl, "--strict-baseline"); code != 1 || !strings.Contains(out, "STALE ENTRY      line 2: wire/99/gone") {
+		t.Errorf("a stale entry under --strict-baseline: exit %d\n%s", code, out)
 	}
 }

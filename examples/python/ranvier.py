@@ -1,5 +1,5 @@
 """Ranvier's messages as tables, from proto/ranvier/message/v1/message.proto
-and proto/ranvier/control/v1/control.proto (numbers as spec/RECONSTRUCTED.md
+and proto/ranvier/control/v1/control.proto (numbers as the pins of docs/requirements.md
 §1 pins them)."""
 
 from protobuf import Field as F, Schema

@@ -9,7 +9,7 @@ import (
 )
 
 // FuzzCheck runs the header check on arbitrary messages in both byte orders
-// (doppler §3, RECONSTRUCTED §3) and checks that:
+// (doppler §3, reconstructed§doppler-checks) and checks that:
 //   - an accepted header's claims match the message exactly: 64 bytes of
 //     header, 24 of chunk block when CHUNKED, payload_bytes of payload, and
 //     num_samples whole elements in it;
@@ -20,6 +20,10 @@ import (
 //     verdict in that order.
 func FuzzCheck(f *testing.F) {
 	for _, s := range headerSeeds(f) {
+		f.Add(s)
+	}
+	checks, _ := vectorSeeds(f)
+	for _, s := range checks {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, msg []byte) {

@@ -53,6 +53,10 @@ func FuzzReassemble(f *testing.F) {
 		f.Add(join(m[0], whole, m[1]), o == doppler.BigEndian)
 		f.Add(join(m[0], m[2], m[3]), o == doppler.BigEndian)
 	}
+	_, reassemblies := vectorSeeds(f)
+	for _, s := range reassemblies {
+		f.Add(s.data, s.bigEndian)
+	}
 	f.Fuzz(func(t *testing.T, data []byte, bigEndian bool) {
 		o := doppler.LittleEndian
 		if bigEndian {

@@ -4,6 +4,7 @@ import (
 	"math/bits"
 	"testing"
 
+	"github.com/conform-suite/conform/corpus"
 	"github.com/conform-suite/conform/ref/doppler"
 )
 
@@ -55,4 +56,39 @@ func headerSeeds(tb testing.TB) [][]byte {
 		seeds = append(seeds, msgs[0], msgs[len(msgs)-1], msgs[0][:80])
 	}
 	return append(seeds, nil, make([]byte, 63))
+}
+
+// vectorSeeds returns the golden vectors' inputs as seeds: each check
+// message, and each reassembly input's messages with its byte order, so that
+// the paths the corpus pins (an overflowing chunk block, a repeat at index
+// 64, a big-endian chunk block, an unchunked message mid-frame) are where
+// fuzzing starts.
+func vectorSeeds(tb testing.TB) (checks [][]byte, reassemblies []reassemblySeed) {
+	tb.Helper()
+	set, err := corpus.Doppler()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, v := range set.All() {
+		if v.IsCheck() && v.TransportLength == nil {
+			checks = append(checks, v.Message)
+		}
+		if v.IsReassembly() {
+			var msgs [][]byte
+			for _, m := range v.Messages {
+				msgs = append(msgs, m)
+			}
+			reassemblies = append(reassemblies, reassemblySeed{join(msgs...), v.BigEndian()})
+		}
+	}
+	if len(checks) == 0 || len(reassemblies) == 0 {
+		tb.Fatal("the doppler corpus gave no seeds")
+	}
+	return checks, reassemblies
+}
+
+// reassemblySeed is one FuzzReassemble input.
+type reassemblySeed struct {
+	data      []byte
+	bigEndian bool
 }

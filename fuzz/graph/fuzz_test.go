@@ -10,7 +10,7 @@ import (
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
 	"github.com/conform-suite/conform/ref/graph"
 	"github.com/conform-suite/conform/ref/tlv"
-	"github.com/conform-suite/conform/sut/impl"
+	"github.com/conform-suite/conform/suites"
 )
 
 // paths is the address universe most operations draw from, small so that
@@ -255,7 +255,7 @@ func FuzzGraphOp(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(b)
-	ref := impl.Reference()
+	ref := suites.Default().Reference()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var run conformpb.GraphRun
 		if proto.Unmarshal(data, &run) != nil || len(run.Scripts) > 8 {

@@ -29,38 +29,16 @@ const (
 	MaxFiles = 300
 )
 
-// Dir returns the go-fuzz corpus directory and whether it exists. With
-// EnvDir set, that is the directory. Otherwise it is shared/go-fuzz-corpus
-// beside the module root: the nearest ancestor of the working directory (the
-// package directory, under go test) holding a go.mod file is the module
-// root, so for conform at /work/main the directory is
-// /work/shared/go-fuzz-corpus, which is ../../../shared/go-fuzz-corpus from a
-// package two levels down such as fuzz/wire.
+// Dir returns the go-fuzz corpus directory named by the environment
+// variable EnvDir, and whether it exists. The corpus is never part of this
+// repository: without the variable (or with it set to "off") there are no
+// extra seeds, and every target runs on its golden vectors alone.
 func Dir() (string, bool) {
-	if d := os.Getenv(EnvDir); d != "" {
-		if d == "off" {
-			return "", false
-		}
-		return d, isDir(d)
-	}
-	wd, err := os.Getwd()
-	if err != nil {
+	d := os.Getenv(EnvDir)
+	if d == "" || d == "off" {
 		return "", false
 	}
-	for dir := wd; ; {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			rel, err := filepath.Rel(wd, filepath.Join(dir, "..", "shared", "go-fuzz-corpus"))
-			if err != nil {
-				return "", false
-			}
-			return rel, isDir(rel)
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", false
-		}
-		dir = parent
-	}
+	return d, isDir(d)
 }
 
 // GoFuzzCorpus returns the contents of the seed files in the named

@@ -4,14 +4,14 @@ import (
 	"bytes"
 	"encoding/hex"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/conform-suite/conform/corpus"
 	"github.com/conform-suite/conform/fuzz/allocs"
+	extra "github.com/conform-suite/conform/fuzz/seeds"
 	"github.com/conform-suite/conform/ref/tlv"
 )
 
@@ -37,29 +37,23 @@ func unhex(s string) []byte {
 	return b
 }
 
-// addCorpus adds raw inputs from the go-fuzz corpus beside the project, when it
-// is there: it is a local aid, never committed, so its absence is only logged.
-// ASN.1 BER is tag-length-value, the nearest shape to ours.
+// addCorpus adds the tlv golden vectors' inputs (frames, FWDs before a hop,
+// PATH payloads), then raw inputs from the optional go-fuzz corpus (see
+// package fuzz/seeds): ASN.1 BER is tag-length-value, the nearest shape to
+// ours.
 func addCorpus(f *testing.F, add func([]byte)) {
-	dir := filepath.Join("..", "..", "..", "shared", "go-fuzz-corpus", "asn1", "corpus")
-	entries, err := os.ReadDir(dir)
+	set, err := corpus.TLV()
 	if err != nil {
-		f.Logf("no extra seeds: %v", err)
-		return
+		f.Fatal(err)
 	}
-	n := 0
-	for _, e := range entries {
-		if n == 64 {
-			break
+	for _, v := range set.All() {
+		if len(v.Input) > 0 && len(v.Input) <= 4096 {
+			add(v.Input)
 		}
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil || len(b) > 4096 {
-			continue
-		}
+	}
+	for _, b := range extra.GoFuzzCorpus(f, "asn1") {
 		add(b)
-		n++
 	}
-	f.Logf("%d extra seeds from %s", n, dir)
 }
 
 // ropeFrom splits b by a seed: random cuts, or one byte per segment.

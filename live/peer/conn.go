@@ -1,6 +1,6 @@
 // Package peer is the harness side of Ranvier's live conversations: it plays
 // the other end of a real loopback TCP connection so that a case can judge an
-// implementation by what crosses the socket (spec/ranvier-wire.md §3–§6).
+// implementation by what crosses the socket (ranvier-wire §3–§6).
 //
 //   - PeerPublisher listens like a data-plane publisher; the implementation
 //     under test dials it as a subscriber. The harness captures the Request,
@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"slices"
 	"sync"
 	"time"
@@ -355,8 +356,27 @@ func (c *Conn) Resume() {
 
 // Write writes frames, which are bytes already framed (or deliberately not),
 // cut into socket writes by seg, pausing seg.Gap between writes. Each write
-// is sent whole before the next begins.
+// is sent whole before the next begins. ctx bounds the whole write, pauses
+// included.
 func (c *Conn) Write(ctx context.Context, seg Segmentation, frames ...[]byte) error {
+	return c.write(ctx, 0, seg, frames)
+}
+
+// ErrStalled reports a socket write that made no progress for the stall
+// bound of Pace: the far end stopped reading.
+var ErrStalled = errors.New("peer: the far end accepted nothing for the stall bound")
+
+// Pace writes frames as Write does, but bounds each socket write by stall
+// rather than the whole: the pauses between writes are the harness's own
+// pace, which a loaded machine may stretch, and only a write that makes no
+// progress for stall is the far end's doing (ErrStalled). ctx only cancels;
+// its error is returned as it is, so that a caller tells its own deadline
+// from the far end's.
+func (c *Conn) Pace(ctx context.Context, stall time.Duration, seg Segmentation, frames ...[]byte) error {
+	return c.write(ctx, stall, seg, frames)
+}
+
+func (c *Conn) write(ctx context.Context, stall time.Duration, seg Segmentation, frames [][]byte) error {
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
 	writes := seg.Writes(frames...)
@@ -377,11 +397,36 @@ func (c *Conn) Write(ctx context.Context, seg Segmentation, frames ...[]byte) er
 			case <-t.C:
 			}
 		}
-		if _, err := c.nc.Write(w); err != nil {
-			if ctx.Err() != nil {
-				err = ctx.Err()
-			}
+		if err := c.writeOne(ctx, stall, w); err != nil {
 			return fmt.Errorf("peer: write %d of %d (%s): %w", i+1, len(writes), seg.Name, err)
+		}
+	}
+	return nil
+}
+
+// writeOne writes b, allowing each socket write stall (none when zero)
+// to make progress.
+func (c *Conn) writeOne(ctx context.Context, stall time.Duration, b []byte) error {
+	for len(b) > 0 {
+		if stall > 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			c.nc.SetWriteDeadline(time.Now().Add(stall))
+		}
+		n, err := c.nc.Write(b)
+		b = b[n:]
+		switch {
+		case err == nil:
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case stall > 0 && errors.Is(err, os.ErrDeadlineExceeded):
+			if n > 0 {
+				continue // progress: the stall bound starts again
+			}
+			return fmt.Errorf("%w (%v)", ErrStalled, stall)
+		default:
+			return err
 		}
 	}
 	return nil
@@ -399,6 +444,57 @@ func (c *Conn) SendMessage(ctx context.Context, m proto.Message) error {
 		return err
 	}
 	return c.Send(ctx, b)
+}
+
+// Received returns how many bytes the kernel has received on the
+// connection, read by the harness or still queued for it (TCP_INFO's
+// bytes_received). It fails where the system does not say.
+func (c *Conn) Received() (int64, error) {
+	raw, err := c.nc.SyscallConn()
+	if err != nil {
+		return 0, fmt.Errorf("peer: received: %w", err)
+	}
+	var n int64
+	var serr error
+	if err := raw.Control(func(fd uintptr) { n, serr = bytesReceived(fd) }); err != nil {
+		return 0, fmt.Errorf("peer: received: %w", err)
+	}
+	if serr != nil {
+		return 0, fmt.Errorf("peer: received: %w", serr)
+	}
+	return n, nil
+}
+
+// syncFallback is how long Sync waits where the system cannot say how many
+// bytes have arrived: long enough for a recorder that is not starved.
+const syncFallback = 50 * time.Millisecond
+
+// Sync waits until the transcript holds every byte that had reached the
+// harness's socket when Sync was called, or the connection ended: after it,
+// anything the far end sent before that moment is in Transcript. It is how a
+// case looks for something that must not have been sent without guessing how
+// late its own recorder runs. Where the kernel cannot say what has arrived,
+// Sync waits syncFallback.
+func (c *Conn) Sync(ctx context.Context) (Transcript, error) {
+	target, err := c.Received()
+	if err != nil {
+		t := time.NewTimer(syncFallback)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return c.Transcript(), fmt.Errorf("peer: sync: %w", ctx.Err())
+		case <-t.C:
+			return c.Transcript(), nil
+		}
+	}
+	return c.Wait(ctx, func(t Transcript) bool { return t.Bytes >= target || t.Ended })
+}
+
+// Reset closes the connection abortively: the far end reads a reset, not
+// end of stream, as from a subscriber whose process died.
+func (c *Conn) Reset() error {
+	c.nc.SetLinger(0)
+	return c.Close()
 }
 
 // CloseWrite shuts the sending side: the far end reads end of stream, and

@@ -3,6 +3,7 @@ package peer_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -197,5 +198,94 @@ func TestRuntimeEnvironment(t *testing.T) {
 	defer cancel()
 	if _, err := rt.Accept(actx); err == nil {
 		t.Error("Accept returned with nobody dialling")
+	}
+}
+
+// TestSyncSeesEverythingSent: once Sync returns, every byte the far end
+// had sent is in the transcript, whatever the recorder's pace. Sending in
+// many small writes gives a recorder that lags the chance to show.
+func TestSyncSeesEverythingSent(t *testing.T) {
+	ctx := testCtx(t)
+	sub, conn := pair(t, ctx, peer.Limits{})
+	// A recorder that has stopped reading, as a starved one would, until
+	// well after Sync is called.
+	conn.Pause()
+	want := 0
+	for i := range 200 {
+		f := peer.RawFrame(bytes.Repeat([]byte{byte(i)}, i))
+		want += len(f)
+		if err := sub.Send(ctx, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Loopback delivers a write to the far socket a moment after it
+	// returns; wait for the kernel, not for the recorder.
+	for {
+		n, err := conn.Received()
+		if err != nil {
+			t.Skipf("this system does not count received bytes: %v", err)
+		}
+		if n == int64(want) {
+			break
+		}
+		if n > int64(want) || ctx.Err() != nil {
+			t.Fatalf("Received = %d, want the %d bytes sent", n, want)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	time.AfterFunc(50*time.Millisecond, conn.Resume)
+	tr, err := conn.Sync(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Bytes != int64(want) || tr.FrameCount != 200 {
+		t.Errorf("after Sync the transcript holds %d bytes, %d frames; want %d bytes, 200 frames", tr.Bytes, tr.FrameCount, want)
+	}
+}
+
+// TestPaceBoundsEachWriteNotTheWhole: Pace's pauses are the harness's own
+// and never run into the stall bound; a far end that stops reading does,
+// and is told apart with ErrStalled.
+func TestPaceBoundsEachWriteNotTheWhole(t *testing.T) {
+	ctx := testCtx(t)
+	sub, conn := pair(t, ctx, peer.Limits{})
+	// Forty pauses of 5 ms are 200 ms of writing against a stall bound of
+	// 50 ms: Write under one 50 ms deadline fails this, Pace must not.
+	if err := conn.Pace(ctx, 50*time.Millisecond, peer.Chunks(1, 5*time.Millisecond), make([]byte, 40)); err != nil {
+		t.Fatalf("Pace failed on its own pauses: %v", err)
+	}
+	sub.Pause()
+	big := peer.RawFrame(make([]byte, 1<<20))
+	var err error
+	for range 64 {
+		if err = conn.Pace(ctx, 100*time.Millisecond, peer.Whole(), big); err != nil {
+			break
+		}
+	}
+	if !errors.Is(err, peer.ErrStalled) {
+		t.Errorf("writing to a reader that stopped: %v, want ErrStalled", err)
+	}
+	sub.Resume()
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := conn.Pace(cctx, time.Second, peer.Whole(), []byte{0}); !errors.Is(err, context.Canceled) {
+		t.Errorf("Pace with a cancelled context: %v, want context.Canceled", err)
+	}
+}
+
+// TestResetIsNotEndOfStream: the far end of a Reset reads a reset, not a
+// clean end of stream.
+func TestResetIsNotEndOfStream(t *testing.T) {
+	ctx := testCtx(t)
+	sub, conn := pair(t, ctx, peer.Limits{})
+	if err := sub.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := conn.WaitEnded(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.EOF || tr.Err == nil {
+		t.Errorf("after a reset the far end read EOF %v, err %v; want a reset error", tr.EOF, tr.Err)
 	}
 }

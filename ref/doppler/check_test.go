@@ -28,7 +28,7 @@ func message(o Order, h Header, payload int) []byte {
 	return append(b, make([]byte, payload)...)
 }
 
-// TestCheckAccepts covers RECONSTRUCTED §3's valid frames: each sample
+// TestCheckAccepts covers the doppler pins' valid frames: each sample
 // format, the raw-bytes face and telemetry, in both byte orders, read by a
 // receiver of the same order; chunk messages and empty frames too.
 func TestCheckAccepts(t *testing.T) {
@@ -61,7 +61,7 @@ func TestCheckAccepts(t *testing.T) {
 	}
 }
 
-// TestCheckRefuses has one vector per refusal of RECONSTRUCTED §3, in both
+// TestCheckRefuses has one vector per refusal of the doppler pins (docs/requirements.md), in both
 // byte orders.
 func TestCheckRefuses(t *testing.T) {
 	type vector struct {

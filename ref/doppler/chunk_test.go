@@ -8,7 +8,7 @@ import (
 )
 
 // TestChunkSizeOfTheSpecExample: the 1.6 MB CF64 frame of doppler §4 at the
-// 1 MiB default splits into 65 530-sample chunks (RECONSTRUCTED §3's
+// 1 MiB default splits into 65 530-sample chunks (the doppler pins'
 // floor((max_payload − 64 − 24) / elem) × elem).
 func TestChunkSizeOfTheSpecExample(t *testing.T) {
 	size, err := ChunkSize(DefaultMaxPayload, 16)
@@ -23,7 +23,7 @@ func TestChunkSizeOfTheSpecExample(t *testing.T) {
 }
 
 // TestChunkBoundary: a frame is chunked exactly when 64 + payload_bytes
-// exceeds max_payload (RECONSTRUCTED §3).
+// exceeds max_payload (the doppler pins (docs/requirements.md)).
 func TestChunkBoundary(t *testing.T) {
 	for _, tc := range []struct {
 		payload, maxPayload int

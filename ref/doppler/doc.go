@@ -1,6 +1,6 @@
 // Package doppler is the reference codec for doppler's streaming contract
-// (spec/doppler-streaming.md, with the byte layout pinned in
-// spec/RECONSTRUCTED.md §3): the 64-byte dp_header_t v2, the receiver's five
+// (doppler-streaming, with the byte layout pinned in
+// the doppler pins (docs/requirements.md)): the 64-byte dp_header_t v2, the receiver's five
 // header checks, chunking and reassembly, the per-socket sequence, and the
 // subject and JetStream names derived from an endpoint.
 //

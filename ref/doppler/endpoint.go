@@ -20,7 +20,9 @@ type Endpoint struct {
 }
 
 // ParseEndpoint parses an endpoint of the form nats://host:port/<base>. Only
-// the nats scheme is accepted (doppler §9). The path is optional and names
+// the nats scheme is accepted, naming one server (doppler §9): an authority
+// holding a comma, which a NATS client would read as a seed list of several
+// servers, is refused. The path is optional and names
 // the base; since the base is a name and not a subject, and also names a
 // JetStream stream, it may not contain '.', '*', '>', '/', '\\' or
 // whitespace, and a query or fragment is refused rather than folded into it.
@@ -35,6 +37,9 @@ func ParseEndpoint(s string) (Endpoint, error) {
 	authority, base, _ := strings.Cut(rest, "/")
 	if authority == "" {
 		return fail("no host")
+	}
+	if strings.Contains(authority, ",") {
+		return fail("an endpoint names one server, not a comma-separated seed list")
 	}
 	if strings.ContainsAny(rest, "?#") {
 		return fail("a query or fragment has no meaning in an endpoint")

@@ -6,7 +6,7 @@ import (
 )
 
 // TestEndpoint derives subjects and JetStream objects from an endpoint
-// (doppler §5, RECONSTRUCTED §3).
+// (doppler §5, the doppler pins (docs/requirements.md)).
 func TestEndpoint(t *testing.T) {
 	for _, tc := range []struct {
 		in, server, base string
@@ -29,6 +29,9 @@ func TestEndpoint(t *testing.T) {
 	for _, bad := range []string{
 		"tls://h:1/b", "h:4222/b", "nats:///b", "nats://h:1/a.b", "nats://h:1/a*", "nats://h:1/a>",
 		"nats://h:1/a/b", "nats://h:1/a b", "nats://h:1/b?x=1", "nats://h:1/b#f",
+		// One server, never a seed list (doppler §9): the NATS client
+		// would read a comma-separated authority as several servers.
+		"nats://h:1,h:2/b", "nats://h:1,nats://h:2/b", "nats://u:p@h:1,h:2",
 	} {
 		if _, err := ParseEndpoint(bad); !errors.Is(err, ErrInvalid) {
 			t.Errorf("%q parsed: %v", bad, err)

@@ -1,11 +1,12 @@
 package doppler
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 )
 
-// Code is one of doppler's C return codes (RECONSTRUCTED §3). A Code is
+// Code is one of doppler's C return codes (the doppler pins (docs/requirements.md)). A Code is
 // itself an error, so errors.Is(err, doppler.ErrTooLarge) asks whether a
 // failure carries that code.
 type Code int
@@ -52,3 +53,15 @@ func (e *Error) Error() string {
 
 // Unwrap returns the code, so errors.Is matches an *Error against a Code.
 func (e *Error) Unwrap() error { return e.Code }
+
+// withSequence returns err naming the frame of sequence seq: a copy of an
+// *Error with its sequence set, or err as it is.
+func withSequence(err error, seq uint64) error {
+	var e *Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	cp := *e
+	cp.Sequence, cp.HasSequence = seq, true
+	return &cp
+}

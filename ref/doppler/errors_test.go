@@ -8,7 +8,7 @@ import (
 
 func asError(err error, target **Error) bool { return errors.As(err, target) }
 
-// TestCodes pins the numbers RECONSTRUCTED §3 gives (−5 and −7 from doppler
+// TestCodes pins the numbers the doppler pins (docs/requirements.md) gives (−5 and −7 from doppler
 // §8 and §4) and their C names.
 func TestCodes(t *testing.T) {
 	for _, tc := range []struct {

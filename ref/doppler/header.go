@@ -6,7 +6,7 @@ import (
 	"math"
 )
 
-// Header is dp_header_t v2, field for field (RECONSTRUCTED §3). Every field is
+// Header is dp_header_t v2, field for field (the doppler pins (docs/requirements.md)). Every field is
 // kept, the constant ones included, so that a test can build a header a
 // conforming sender would never write.
 type Header struct {
@@ -115,7 +115,7 @@ func decodeHeader(b []byte, o Order) (h Header) {
 }
 
 // ChunkBlock is dp_chunk_t, the 24 bytes that follow the header of every
-// message of a chunked frame (doppler §4, RECONSTRUCTED §3).
+// message of a chunked frame (doppler §4, the doppler pins (docs/requirements.md)).
 type ChunkBlock struct {
 	Index        uint32 // this chunk's position, from 0
 	Count        uint32 // chunks in the frame

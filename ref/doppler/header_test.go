@@ -8,7 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestMagicIsDPLRSTRM pins Magic against the bytes RECONSTRUCTED §3 prints
+// TestMagicIsDPLRSTRM pins Magic against the bytes the doppler pins (docs/requirements.md) prints
 // for a little-endian host, and its swap against a big-endian one.
 func TestMagicIsDPLRSTRM(t *testing.T) {
 	if got := binary.LittleEndian.Uint64([]byte("DPLRSTRM")); got != Magic {
@@ -20,7 +20,7 @@ func TestMagicIsDPLRSTRM(t *testing.T) {
 }
 
 // TestHeaderLayout writes a header whose every field is distinct and reads
-// each field back at the offset RECONSTRUCTED §3's table gives, in both
+// each field back at the offset the doppler pins' table gives, in both
 // orders, so a drifted offset cannot hide behind a symmetric round trip.
 func TestHeaderLayout(t *testing.T) {
 	h := Header{
@@ -83,7 +83,7 @@ func TestHeaderLayout(t *testing.T) {
 }
 
 // TestLittleEndianMagicBytes pins the first eight bytes of a little-endian
-// header to the spelling RECONSTRUCTED §3 gives: 44 50 4C 52 53 54 52 4D.
+// header to the spelling the doppler pins (docs/requirements.md) gives: 44 50 4C 52 53 54 52 4D.
 func TestLittleEndianMagicBytes(t *testing.T) {
 	b := AppendHeader(nil, LittleEndian, NewHeader(TypeCF32, LittleEndian))
 	if want := []byte{0x44, 0x50, 0x4C, 0x52, 0x53, 0x54, 0x52, 0x4D}; !bytes.Equal(b[:8], want) {

@@ -217,7 +217,7 @@ func (r *Reassembler) start(h *Header, c ChunkBlock, payload []byte) (Frame, boo
 // chunkGeometry derives the size of every chunk but the last from one chunk
 // of n payload bytes, and checks the frame can be cut that way: every chunk
 // but the last equal and element-aligned, the last holding the rest and not
-// more than the others (RECONSTRUCTED §3). It returns a reason when not.
+// more than the others (the doppler pins (docs/requirements.md)). It returns a reason when not.
 func chunkGeometry(c ChunkBlock, n, elem uint64) (size uint64, detail string) {
 	last := uint64(c.Count - 1)
 	switch {

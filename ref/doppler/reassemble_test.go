@@ -215,7 +215,7 @@ func TestChunkSequences(t *testing.T) {
 }
 
 // TestChunkRefusals: chunks whose block or geometry cannot belong to a frame
-// split as RECONSTRUCTED §3 says are refused.
+// split as the doppler pins (docs/requirements.md) says are refused.
 func TestChunkRefusals(t *testing.T) {
 	o := LittleEndian
 	f := patterned(t, TypeCF32, o, 400, 7)

@@ -3,21 +3,21 @@ package doppler
 // This file is the only place the doppler wire constants are written down.
 // Each one is marked "pinned" when a source sentence states it (the section is
 // given) or "reconstructed" when this suite chose it, following
-// spec/RECONSTRUCTED.md §3. Code reads them from here and never restates them;
+// the doppler pins (docs/requirements.md). Code reads them from here and never restates them;
 // the tests check them against the spec's own words and printed bytes.
 
 // Sizes of the two blocks that precede a payload.
 const (
 	// HeaderSize is the size of dp_header_t v2. Reconstructed layout
-	// (RECONSTRUCTED §3); the 64-versus-96 contradiction is settled in §4.
+	// (the doppler pins (docs/requirements.md)); the 64-versus-96 contradiction is settled in §4.
 	HeaderSize = 64
 
 	// ChunkBlockSize is the size of dp_chunk_t, which follows the header only
-	// when FlagChunked is set. Pinned: doppler §4, RECONSTRUCTED §3.
+	// when FlagChunked is set. Pinned: doppler §4, the doppler pins (docs/requirements.md).
 	ChunkBlockSize = 24
 )
 
-// Byte offsets of the dp_header_t fields. Reconstructed: RECONSTRUCTED §3's
+// Byte offsets of the dp_header_t fields. Reconstructed: the doppler pins'
 // table (doppler §3 says the order is declaration order; the offsets are ours).
 const (
 	offMagic        = 0
@@ -35,7 +35,7 @@ const (
 )
 
 // Byte offsets of the dp_chunk_t fields, relative to the start of the block.
-// Reconstructed: RECONSTRUCTED §3.
+// Reconstructed: the doppler pins (docs/requirements.md).
 const (
 	offChunkIndex   = 0
 	offChunkCount   = 4
@@ -45,7 +45,7 @@ const (
 
 // Magic is dp_header_t's magic read in the writer's own byte order: the bytes
 // "DPLRSTRM" on a little-endian host. Its byte-swap is what a peer of the
-// other endianness sees. The value is reconstructed (RECONSTRUCTED §3); that it
+// other endianness sees. The value is reconstructed (the doppler pins (docs/requirements.md)); that it
 // is one integer whose byte-swap does not match is pinned (doppler §3).
 const Magic uint64 = 0x4D525453524C5044
 
@@ -54,7 +54,7 @@ const Magic uint64 = 0x4D525453524C5044
 const magicSwapped uint64 = 0x44504C525354524D // bits.ReverseBytes64(Magic)
 
 // VersionMajor is the only major version a receiver accepts. Pinned: doppler
-// §3 (a different major is refused), RECONSTRUCTED §3 (value 2). Any minor
+// §3 (a different major is refused), the doppler pins (docs/requirements.md) (value 2). Any minor
 // version is accepted; VersionMinor is what this reference writes.
 const (
 	VersionMajor uint16 = 2
@@ -62,7 +62,7 @@ const (
 )
 
 // Header flags. FlagChunked is pinned to exist (doppler §4); its value and the
-// known mask are reconstructed (RECONSTRUCTED §3).
+// known mask are reconstructed (the doppler pins (docs/requirements.md)).
 const (
 	FlagChunked uint32 = 0x1
 	FlagKnown   uint32 = FlagChunked
@@ -76,7 +76,7 @@ const (
 
 // Format codes: the two-character Midas BLUE code, first character in the low
 // byte. The encoding is pinned (doppler §3); the raw-bytes face's "SB" is
-// reconstructed (RECONSTRUCTED §3). A telemetry frame carries FormatNone.
+// reconstructed (the doppler pins (docs/requirements.md)). A telemetry frame carries FormatNone.
 const (
 	FormatCB   Format = 'C' | 'B'<<8 // 0x4243, CI8
 	FormatCI   Format = 'C' | 'I'<<8 // 0x4943, CI16
@@ -91,7 +91,7 @@ const (
 const TelemetryRecordSize = 16
 
 // The data_rep tokens, BLUE's names for a host byte order. Pinned: doppler §3
-// (BLUE's own token); the spelling per order is RECONSTRUCTED §3.
+// (BLUE's own token); the spelling per order is the doppler pins (docs/requirements.md).
 const (
 	dataRepLittle = "EEEI"
 	dataRepBig    = "IEEE"
@@ -112,8 +112,8 @@ const (
 
 // describe gives a Type's kind, format, element size, subject token and
 // name, and false for a Type outside the enumeration. Element sizes are
-// pinned (RECONSTRUCTED §3, doppler §3); the subject tokens are reconstructed
-// (RECONSTRUCTED §3).
+// pinned (the doppler pins (docs/requirements.md), doppler §3); the subject tokens are reconstructed
+// (the doppler pins (docs/requirements.md)).
 func describe(t Type) (typeDesc, bool) {
 	switch t {
 	case TypeCI8:
@@ -161,7 +161,7 @@ func elemSize(k Kind, f Format) uint64 {
 }
 
 // Error codes. DP_ERR_TIMEOUT and DP_ERR_TOO_LARGE are pinned (doppler §8,
-// §4); the others are reconstructed (RECONSTRUCTED §3).
+// §4); the others are reconstructed (the doppler pins (docs/requirements.md)).
 const (
 	OK             Code = 0
 	ErrGeneric     Code = -1
@@ -197,7 +197,7 @@ func codeName(c Code) string {
 }
 
 // Verdicts of the receiver's header check, in the order the checks run
-// (pinned: doppler §3, RECONSTRUCTED §3). Every refusal is DP_ERR_INVALID; the
+// (pinned: doppler §3, the doppler pins (docs/requirements.md)). Every refusal is DP_ERR_INVALID; the
 // verdict says which check refused. The split of check 4 into a short-message
 // and a short-chunk-block verdict, of check 5 into kind, format and count, and
 // the slugs are this suite's (reconstructed).
@@ -246,7 +246,7 @@ func verdictName(v Verdict) string {
 
 // Endpoint and subject vocabulary. The nats:// scheme and the default base
 // are pinned (doppler §5, §9); the subject and object patterns are
-// reconstructed (RECONSTRUCTED §3):
+// reconstructed (the doppler pins (docs/requirements.md)):
 //
 //	<base>.pub.<type>   PUB/SUB
 //	<base>.req          REQ/REP

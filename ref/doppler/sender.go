@@ -8,15 +8,6 @@ import "fmt"
 // frame that does not fit in one message is refused with DP_ERR_TOO_LARGE
 // rather than split (doppler §4).
 func CheckPush(payloadBytes uint64, maxPayload int) error {
-	if e := pushRefusal(payloadBytes, maxPayload); e != nil {
-		return e
-	}
-	return nil
-}
-
-// pushRefusal is CheckPush returning the concrete type, so that a caller can
-// add the frame's sequence.
-func pushRefusal(payloadBytes uint64, maxPayload int) *Error {
 	if !NeedsChunking(payloadBytes, maxPayload) {
 		return nil
 	}
@@ -32,6 +23,13 @@ func pushRefusal(payloadBytes uint64, maxPayload int) *Error {
 //
 // A Sender is not safe for concurrent use; a socket has one.
 type Sender struct {
+	// Chunk cuts the frames Publish sends. Nil means [Chunk]; a sender
+	// built from other parts sets it before the first send.
+	Chunk func(f Frame, maxPayload int, o Order) ([][]byte, error)
+	// CheckPush decides whether Send may send a frame. Nil means
+	// [CheckPush].
+	CheckPush func(payloadBytes uint64, maxPayload int) error
+
 	order      Order
 	maxPayload int
 	next       uint64
@@ -58,7 +56,11 @@ func (s *Sender) NextSequence() uint64 { return s.next }
 // A frame that cannot be sent consumes no sequence number.
 func (s *Sender) Publish(f Frame) ([][]byte, error) {
 	f.Header.Sequence = s.next
-	msgs, err := Chunk(f, s.maxPayload, s.order)
+	chunk := s.Chunk
+	if chunk == nil {
+		chunk = Chunk
+	}
+	msgs, err := chunk(f, s.maxPayload, s.order)
 	if err != nil {
 		return nil, err
 	}
@@ -75,9 +77,12 @@ func (s *Sender) Send(f Frame) ([]byte, error) {
 	if _, err := f.validate("send"); err != nil {
 		return nil, err
 	}
-	if e := pushRefusal(f.Header.PayloadBytes, s.maxPayload); e != nil {
-		e.Sequence, e.HasSequence = f.Header.Sequence, true
-		return nil, e
+	check := s.CheckPush
+	if check == nil {
+		check = CheckPush
+	}
+	if err := check(f.Header.PayloadBytes, s.maxPayload); err != nil {
+		return nil, withSequence(err, f.Header.Sequence)
 	}
 	s.next++
 	return f.AppendMessage(make([]byte, 0, HeaderSize+len(f.Payload)), s.order), nil

@@ -34,7 +34,7 @@ func (f Format) String() string {
 
 // ElemSize returns the size in bytes of one element of a frame of this kind
 // and format — a complex sample, a raw byte, or a telemetry record — and
-// false when a receiver refuses the pair (RECONSTRUCTED §3, check 5).
+// false when a receiver refuses the pair (the doppler pins (docs/requirements.md), check 5).
 func ElemSize(k Kind, f Format) (int, bool) {
 	n := elemSize(k, f)
 	return int(n), n != 0

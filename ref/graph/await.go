@@ -37,6 +37,16 @@ func (w *Waiter) Result() (*tlv.Node, error) {
 	return w.value, w.err
 }
 
+// NewWaiter returns an outstanding await on addr that its maker completes
+// with Complete. It is for an Endpoint that answers an await itself — a value
+// wrapping a Graph that serves some awaits its own way — rather than through
+// the graph's own waiters.
+func NewWaiter(addr string) *Waiter { return &Waiter{addr: addr} }
+
+// Complete completes the await with value v, or with err when err is not nil.
+// Completing an await that has completed does nothing.
+func (w *Waiter) Complete(v *tlv.Node, err error) { w.finish(v, err) }
+
 func (w *Waiter) finish(v *tlv.Node, err error) {
 	if w.done {
 		return
@@ -50,7 +60,7 @@ func (w *Waiter) finish(v *tlv.Node, err error) {
 // A missing or retired vertex is tr::path::not_found; the READ right is
 // needed. A positive timeout sets a deadline on the injected clock.
 func (g *Graph) Await(c Caller, addr string, timeout time.Duration) (*Waiter, error) {
-	a, err := g.parse(addr)
+	a, err := ParseAddress(addr)
 	if err != nil {
 		return nil, err
 	}
@@ -59,9 +69,6 @@ func (g *Graph) Await(c Caller, addr string, timeout time.Duration) (*Waiter, er
 
 // AwaitAddr is Await for a parsed address.
 func (g *Graph) AwaitAddr(c Caller, a Address, timeout time.Duration) (*Waiter, error) {
-	if a.HasField && g.dev.AwaitFieldAccepted {
-		a.Field, a.HasField = "", false
-	}
 	if a.HasField {
 		return nil, fail("await", a.String(), tlv.StatusSchemaNotFound, "an await takes no field selector")
 	}
@@ -69,8 +76,8 @@ func (g *Graph) AwaitAddr(c Caller, a Address, timeout time.Duration) (*Waiter, 
 	if v == nil {
 		return nil, fail("await", a.String(), tlv.StatusPathNotFound, "no live vertex")
 	}
-	if !allowed(c, v, RightRead) {
-		return nil, fail("await", a.String(), tlv.StatusAccessDenied, "%s lacks READ", c.Name)
+	if !g.allowed(c, v, ActRead) {
+		return nil, g.denied("await", a.String(), c, ActRead)
 	}
 	w := &Waiter{addr: a.String()}
 	if timeout > 0 {
@@ -80,12 +87,25 @@ func (g *Graph) AwaitAddr(c Caller, a Address, timeout time.Duration) (*Waiter, 
 	return w, nil
 }
 
-// wake completes every await on v with what a read of v alone serves now.
-func (g *Graph) wake(v *vertex) {
+// event applies what an event of kind k at v does to the awaits outstanding
+// on v (Policy.Wakes): under the model, an assign or a handler write
+// completes every one with what a read of v alone serves now.
+func (g *Graph) event(v *vertex, k EventKind) {
+	if len(v.waiters) == 0 {
+		return
+	}
+	wake := g.policy.wakes(Event{Kind: k, Path: v.path(), Handler: v.handler != nil})
+	if !wake.Complete {
+		return
+	}
 	ws := v.waiters
 	v.waiters = nil
 	for _, w := range ws {
-		if val := ownValue(v); val != nil && !(g.dev.HandlerAwaitNotFound && v.handler != nil) {
+		var val *tlv.Node
+		if wake.Serve {
+			val = ownValue(v)
+		}
+		if val != nil {
 			w.finish(val, nil)
 		} else {
 			w.finish(nil, fail("await", w.addr, tlv.StatusPathNotFound, "the vertex serves no value"))

@@ -88,53 +88,95 @@ func validSegment(name string) bool {
 }
 
 // writeBranch is a data write of a POINT tree at a (graph model §Subtree
-// subscriptions… "A branch write decomposes"). Admission — shape and ACL, and
-// for a remote caller that every node's vertex exists — is all-or-nothing.
-// Then every missing vertex is created, each value-carrying node's VALUE is
-// assigned at its vertex (a view into the frame, no copy), each covered
-// subscription point is notified once with its slice, and the sweep at the
-// target flushes whatever else in its subtree is pending.
-func (g *Graph) writeBranch(c Caller, a Address, frame *tlv.Node) error {
-	key := string(a.Path)
-	tree, err := parseBranch(key, frame)
+// subscriptions… "A branch write decomposes"), carried out by Policy.Branch:
+// admission — shape and ACL, and for a remote caller that every node's vertex
+// exists — is all-or-nothing. Then every missing vertex is created, each
+// value-carrying node's VALUE is assigned at its vertex (a view into the frame,
+// no copy), each covered subscription point is notified once with its slice,
+// and the sweep at the target flushes whatever else in its subtree is pending.
+// Without propagate the values land and nothing is notified.
+func (g *Graph) writeBranch(c Caller, a Address, frame *tlv.Node, propagate bool) error {
+	tree, err := parseBranch(string(a.Path), frame)
 	if err != nil {
 		return wrap("write", a.String(), err)
 	}
-	for i, b := range tree {
-		if err := g.admitBranchNode(c, a, b, i == 0); err != nil {
-			if g.dev.BranchAdmissionPerLeaf {
-				for _, p := range tree[:i] {
-					if p.value != nil {
-						g.assign(g.ensure(p.key), p.value)
-					}
-				}
-			}
-			return err
-		}
+	return g.policy.branch(&BranchWrite{g: g, c: c, a: a, frame: frame, tree: tree, propagate: propagate, touched: map[string]bool{}})
+}
+
+// A BranchWrite is a branch write whose frame parsed, for Policy.Branch to
+// carry out: the nodes of its POINT tree, each mapped onto the vertex it lands
+// at, and the three steps of the write.
+type BranchWrite struct {
+	g         *Graph
+	c         Caller
+	a         Address
+	frame     *tlv.Node
+	tree      []*bnode
+	propagate bool
+	touched   map[string]bool
+}
+
+// A BranchNode is one node of a branch write: the path of the vertex it lands
+// at, and its VALUE when it carries one.
+type BranchNode struct {
+	Path  string
+	Value *tlv.Node
+}
+
+// Len returns how many nodes the POINT tree holds.
+func (b *BranchWrite) Len() int { return len(b.tree) }
+
+// Node returns the i-th node in pre-order: node 0 is the root, which lands at
+// the target.
+func (b *BranchWrite) Node(i int) BranchNode {
+	return BranchNode{Path: pathString(b.tree[i].key), Value: b.tree[i].value}
+}
+
+// Admit judges the i-th node against the graph as it is: for a remote caller
+// its vertex must exist (tr::path::not_found); a missing vertex needs CREATE on
+// its nearest live ancestor; the root and every value-carrying node need WRITE
+// (tr::access::denied).
+func (b *BranchWrite) Admit(i int) error {
+	return b.g.admitBranchNode(b.c, b.a, b.tree[i], i == 0)
+}
+
+// Land creates the i-th node's vertex and its missing ancestors and lands the
+// node's value there: assigned at a vertex that retains it, handed to the
+// handler of one that does not.
+func (b *BranchWrite) Land(i int) {
+	n := b.tree[i]
+	v := b.g.ensure(n.key)
+	if n.value == nil {
+		return
 	}
-	touched := map[string]bool{}
-	for _, b := range tree {
-		v := g.ensure(b.key)
-		if b.value == nil {
-			continue
-		}
-		touched[b.key] = true
-		if v.handler != nil {
-			g.handlerWrite(v, b.value)
-			continue
-		}
-		g.assign(v, b.value)
+	b.touched[n.key] = true
+	if v.handler != nil {
+		b.g.handlerWrite(v, n.value)
+		return
 	}
-	w := g.lookup(key)
-	g.deliverBranch(w, frame, tree)
-	for k := range touched {
-		if v := g.lookup(k); v.handler == nil {
+	b.g.assign(v, n.value)
+}
+
+// Notify delivers the write, unless its plan does not propagate: the frame to
+// the target's and its ancestors' edges and each lower covered point its
+// slice; the landed values leave the pending set without being delivered a
+// second time, and the sweep at the target flushes whatever else in its
+// subtree is pending. It does nothing before the root has landed.
+func (b *BranchWrite) Notify() {
+	g := b.g
+	w := g.lookup(string(b.a.Path))
+	if !b.propagate || w == nil {
+		return
+	}
+	g.deliverBranch(w, b.frame, b.tree)
+	skip := map[string]bool{w.key: true}
+	for k := range b.touched {
+		skip[k] = true
+		if v := g.lookup(k); v != nil && v.handler == nil {
 			g.clearPending(v)
 		}
 	}
-	touched[key] = true
-	g.sweep(w, false, touched)
-	return nil
+	g.sweep(w, false, skip)
 }
 
 // deliverBranch notifies each covered subscription point of a branch frame
@@ -192,11 +234,11 @@ func hasEdges(v *vertex) bool {
 func (g *Graph) admitBranchNode(c Caller, a Address, b *bnode, isRoot bool) error {
 	v := g.lookup(b.key)
 	if v == nil {
-		if c.Remote && !g.dev.RemoteWriteCreates {
+		if c.Remote {
 			return fail("write", a.String(), tlv.StatusPathNotFound, "%s does not exist and a remote write does not create", pathString(b.key))
 		}
-		if anc := g.nearestLive(b.key); !allowed(c, anc, RightCreate) {
-			return fail("write", a.String(), tlv.StatusAccessDenied, "%s lacks CREATE on %s", c.Name, anc.path())
+		if anc := g.nearestLive(b.key); !g.allowed(c, anc, ActCreate) {
+			return g.denied("write", pathString(b.key), c, ActCreate)
 		}
 	}
 	if b.value != nil || isRoot {
@@ -204,8 +246,8 @@ func (g *Graph) admitBranchNode(c Caller, a Address, b *bnode, isRoot bool) erro
 		if gate == nil {
 			gate = g.nearestLive(b.key)
 		}
-		if !allowed(c, gate, RightWrite) {
-			return fail("write", a.String(), tlv.StatusAccessDenied, "%s lacks WRITE on %s", c.Name, pathString(b.key))
+		if !g.allowed(c, gate, ActWrite) {
+			return g.denied("write", pathString(b.key), c, ActWrite)
 		}
 	}
 	return nil

@@ -3,8 +3,9 @@
 // the oracle conform's graph cases, properties and fuzzers compare an
 // implementation against.
 //
-// The specification is spec/libtracer-graph-model.md; RECONSTRUCTED.md §2 pins
-// the byte layouts and statuses, and every choice this package had to make
+// The specification is libtracer's graph model document (cited below as
+// "graph model" with its section); the TLV pins (docs/requirements.md) pins the byte layouts and
+// statuses, and every choice this package had to make
 // where the sources are silent lives in reconstructed.go, marked.
 //
 // A Graph keys its vertices on canonical PATH payload bytes, so two spellings
@@ -27,9 +28,13 @@
 // STREAM drains, retirement, revival and link-edge eviction follow the
 // document's rules, each cited where it is implemented.
 //
-// Config.Deviations breaks one named behaviour at a time, for conform's
-// mutants (sut/mutant); its zero value is the document, and the reference
-// never sets it.
+// Config.Policy names the decisions made inside one operation — the right an
+// act needs, how a write is carried out, the delivery-mode rule, what a sweep
+// delivers, what wakes an await, where an appended edge lands, how a branch
+// write and a retirement are carried out — as extension points whose zero value
+// is the graph model; each states the model's decision as a Model function. A
+// caller that wants a graph differing in one behaviour replaces one decision,
+// or wraps the operations (Terminus applies a FWD through any Endpoint).
 //
 // Nothing is sent: a Graph records each delivery as a value (TakeDeliveries),
 // completes awaits through Waiter values, and reads time only from the clock

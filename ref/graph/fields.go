@@ -1,9 +1,6 @@
 package graph
 
 import (
-	"sort"
-	"strings"
-
 	"github.com/conform-suite/conform/ref/tlv"
 )
 
@@ -17,24 +14,19 @@ import (
 //     liveness and description rows, the seven removed knobs, any
 //     :settings.<module>.x, :subscribers[N].<anything> — is
 //     tr::schema::not_found, and so is a write of a read-only field;
-//  4. the ACL: READ for reads, SUBSCRIBE for :subscribers writes, WRITE for
-//     app fields (before any app name is resolved), ADMIN for :acl;
+//  4. the ACL, the right each act needs (ModelRequires): READ for reads,
+//     SUBSCRIBE for :subscribers writes, WRITE for app fields (before any app
+//     name is resolved), ADMIN for :acl;
 //  5. the field itself.
 
 func (g *Graph) readField(c Caller, v *vertex, a Address) (*tlv.Node, error) {
 	s := parseSelector(a.Field)
-	if knob, ok := g.removedKnob(s, a.Field); ok {
-		if val := v.knobs[knob]; val != nil {
-			return val, nil
-		}
-		return nil, fail("read", a.String(), statusUnwritten, "knob %q was never written", knob)
-	}
 	switch s.kind {
 	case selUnknown, selSubsMember:
 		return nil, fail("read", a.String(), tlv.StatusSchemaNotFound, "the field names nothing")
 	}
-	if !allowed(c, v, RightRead) {
-		return nil, fail("read", a.String(), tlv.StatusAccessDenied, "%s lacks READ", c.Name)
+	if !g.allowed(c, v, ActRead) {
+		return nil, g.denied("read", a.String(), c, ActRead)
 	}
 	switch s.kind {
 	case selSubsAppend, selSubsWildcard:
@@ -49,9 +41,6 @@ func (g *Graph) readField(c Caller, v *vertex, a Address) (*tlv.Node, error) {
 		}
 		return slotNode(v.slots[s.index]), nil
 	case selSettings:
-		if len(v.appDecl) == 0 && g.dev.SettingsAbsentWhenEmpty {
-			return nil, fail("read", a.String(), tlv.StatusSchemaNotFound, "no knobs")
-		}
 		if len(v.appDecl) == 0 {
 			return tlv.SettingsNode(), nil
 		}
@@ -60,34 +49,21 @@ func (g *Graph) readField(c Caller, v *vertex, a Address) (*tlv.Node, error) {
 		return appContainer(c, v), nil
 	case selAppField:
 		f, ok := v.appDecl[s.name]
-		if !ok || (f.Access == WriteOnly && !c.owner && !g.dev.WriteOnlyReadable) {
+		if !ok || (f.Access == WriteOnly && !c.owner) {
 			return nil, fail("read", a.String(), tlv.StatusSchemaNotFound, "no readable app field %q", s.name)
 		}
 		val := v.appVal[s.name]
-		if val == nil && g.dev.UnwrittenAppFieldSchemaNotFound {
-			return nil, fail("read", a.String(), tlv.StatusSchemaNotFound, "app field %q was never written", s.name)
-		}
 		if val == nil {
 			return nil, fail("read", a.String(), statusUnwritten, "app field %q was never written", s.name)
 		}
 		return val, nil
 	case selSchema:
-		if val := v.knobs[fieldSchema]; val != nil && g.dev.SchemaWritable {
-			return val, nil
-		}
-		return g.schemaNode(v), nil
+		return schemaNode(v), nil
 	case selACL:
 		return effectiveACL(v).Node(), nil
 	case selChildren:
 		var kids []*tlv.Node
-		listed := liveChildren(v)
-		if g.dev.RetiredChildListed {
-			listed = allChildren(v)
-		}
-		for _, ch := range listed {
-			if g.dev.ChildrenValuedOnly && ch.value == nil {
-				continue
-			}
+		for _, ch := range liveChildren(v) {
 			kids = append(kids, tlv.NameNode(ch.name))
 		}
 		return tlv.NewStruct(listType, kids...), nil
@@ -99,11 +75,11 @@ func (g *Graph) readField(c Caller, v *vertex, a Address) (*tlv.Node, error) {
 
 // slotNode is a slot as a read serves it: the SUBSCRIBER, or the empty STATUS
 // for an empty slot.
-func slotNode(e *edge) *tlv.Node {
+func slotNode(e *Edge) *tlv.Node {
 	if e == nil {
 		return tlv.StatusNode(tlv.StatusOK)
 	}
-	return e.record
+	return e.Record
 }
 
 // appContainer is the :settings.app container: every declared field that has
@@ -124,11 +100,8 @@ func appContainer(c Caller, v *vertex) *tlv.Node {
 // schemaNode is the synthesized :schema (graph model §Definitions, RFC-0022):
 // POINT{NAME <vertex name>, SETTINGS{}, [NAME "app", SETTINGS{…}]}, the app
 // part being the descriptor table, NAME then VALUE{descriptor} per field.
-func (g *Graph) schemaNode(v *vertex) *tlv.Node {
+func schemaNode(v *vertex) *tlv.Node {
 	kids := []*tlv.Node{tlv.NameNode(v.name), tlv.SettingsNode()}
-	if g.dev.SchemaOmitsEmptySettings {
-		kids = kids[:1]
-	}
 	if len(v.appDecl) > 0 {
 		pairs := make([]tlv.Setting, 0, len(v.appOrder))
 		for _, name := range v.appOrder {
@@ -141,35 +114,12 @@ func (g *Graph) schemaNode(v *vertex) *tlv.Node {
 
 func (g *Graph) writeField(c Caller, a Address, value *tlv.Node) error {
 	s := parseSelector(a.Field)
-	switch {
-	case s.kind == selSubsWildcard && g.dev.WildcardWriteAsIndex0:
-		s = selector{kind: selSubsIndex}
-	case s.kind == selSubsMember && g.dev.SubscriberMemberAsIndex:
-		s.kind = selSubsIndex
-	}
 	if s.kind == selSubsWildcard {
 		return fail("write", a.String(), tlv.StatusPathInvalid, "[*] is not a write selector")
 	}
 	v := g.lookup(string(a.Path))
-	if v == nil && g.dev.FieldWriteCreates {
-		v = g.ensure(string(a.Path))
-	}
 	if v == nil {
 		return fail("write", a.String(), tlv.StatusPathNotFound, "a field write does not create its vertex")
-	}
-	if s.kind == selSchema && g.dev.SchemaWritable {
-		if v.knobs == nil {
-			v.knobs = map[string]*tlv.Node{}
-		}
-		v.knobs[fieldSchema] = value
-		return nil
-	}
-	if knob, ok := g.removedKnob(s, a.Field); ok {
-		if v.knobs == nil {
-			v.knobs = map[string]*tlv.Node{}
-		}
-		v.knobs[knob] = value
-		return nil
 	}
 	switch s.kind {
 	case selUnknown, selSubsMember:
@@ -177,50 +127,32 @@ func (g *Graph) writeField(c Caller, a Address, value *tlv.Node) error {
 	case selSettings, selApp, selSchema, selChildren, selIdentity:
 		return fail("write", a.String(), statusReadOnlyField, "the field is read-only")
 	case selSubsAppend:
-		gate := RightSubscribe
-		if g.dev.AppendThroughWriteGate {
-			gate = RightWrite
-		}
-		if !allowed(c, v, gate) {
-			return fail("write", a.String(), tlv.StatusAccessDenied, "%s lacks SUBSCRIBE", c.Name)
+		if !g.allowed(c, v, ActAppendEdge) {
+			return g.denied("write", a.String(), c, ActAppendEdge)
 		}
 		e, err := g.newEdge(c, a, value)
 		if err != nil {
 			return err
 		}
-		if g.dev.AppendAtFront {
-			v.slots = append([]*edge{nil}, v.slots...)
-			g.join(v, 0, e)
-			return nil
-		}
-		slot := -1
-		for i, old := range v.slots {
-			if old == nil {
-				slot = i
-				break
-			}
-		}
-		if slot < 0 {
-			slot = len(v.slots)
-			v.slots = append(v.slots, nil)
+		var slot int
+		v.slots, slot = g.policy.append(v.slots, e)
+		if slot < 0 || slot >= len(v.slots) || v.slots[slot] != e {
+			panic("graph: Policy.Append did not place the edge in the slot it returned")
 		}
 		g.join(v, slot, e)
 		return nil
 	case selSubsIndex:
-		gate, gateName := RightSubscribe, "SUBSCRIBE"
-		if g.dev.ReplaceThroughWriteGate && value.Type() == tlv.TypeSubscriber {
-			gate, gateName = RightWrite, "WRITE"
+		act := ActSlotWrite
+		if value.Type() == tlv.TypeSubscriber {
+			act = ActReplaceEdge
 		}
-		if !allowed(c, v, gate) {
-			return fail("write", a.String(), tlv.StatusAccessDenied, "%s lacks %s", c.Name, gateName)
-		}
-		if s.index >= len(v.slots) && g.dev.IndexGrows && s.index < 1<<16 {
-			v.slots = append(v.slots, make([]*edge, s.index+1-len(v.slots))...)
+		if !g.allowed(c, v, act) {
+			return g.denied("write", a.String(), c, act)
 		}
 		if s.index >= len(v.slots) {
 			return fail("write", a.String(), tlv.StatusPathInvalid, "no slot %d of %d", s.index, len(v.slots))
 		}
-		if g.dev.ClearSlotAnyPayload || value.Type() == tlv.TypeStatus && !value.Opt().PL() && value.Payload().Len() == 0 {
+		if value.Type() == tlv.TypeStatus && !value.Opt().PL() && value.Payload().Len() == 0 {
 			v.slots[s.index] = nil
 			return nil
 		}
@@ -231,24 +163,18 @@ func (g *Graph) writeField(c Caller, a Address, value *tlv.Node) error {
 		g.join(v, s.index, e)
 		return nil
 	case selAppField:
-		if _, declared := v.appDecl[s.name]; g.dev.AppNameBeforeACL && !declared {
-			return fail("write", a.String(), tlv.StatusSchemaNotFound, "no app field %q", s.name)
-		}
-		if !allowed(c, v, RightWrite) {
-			return fail("write", a.String(), tlv.StatusAccessDenied, "%s lacks WRITE", c.Name)
+		if !g.allowed(c, v, ActWrite) {
+			return g.denied("write", a.String(), c, ActWrite)
 		}
 		f, ok := v.appDecl[s.name]
-		if !ok || (f.Access == ReadOnly && !c.owner && !g.dev.ReadOnlyAppWritable) {
+		if !ok || (f.Access == ReadOnly && !c.owner) {
 			return fail("write", a.String(), tlv.StatusSchemaNotFound, "no writable app field %q", s.name)
-		}
-		if g.dev.AppValueValidated && value.Type() != tlv.TypeValue {
-			return fail("write", a.String(), tlv.StatusSchemaTypeMismatch, "app field %q takes a VALUE", s.name)
 		}
 		v.appVal[s.name] = value
 		return nil
 	case selACL:
-		if !allowed(c, v, RightAdmin) {
-			return fail("write", a.String(), tlv.StatusAccessDenied, "%s lacks ADMIN", c.Name)
+		if !g.allowed(c, v, ActAdminister) {
+			return g.denied("write", a.String(), c, ActAdminister)
 		}
 		if value.Type() != tlv.TypeACL {
 			return fail("write", a.String(), tlv.StatusSchemaTypeMismatch, "an :acl write takes an ACL, not %s", value.Type())
@@ -266,7 +192,7 @@ func (g *Graph) writeField(c Caller, a Address, value *tlv.Node) error {
 // newEdge checks that value is a SUBSCRIBER — anything else is
 // tr::schema::type_mismatch — and returns the edge it installs, bound to c's
 // link.
-func (g *Graph) newEdge(c Caller, a Address, value *tlv.Node) (*edge, error) {
+func (g *Graph) newEdge(c Caller, a Address, value *tlv.Node) (*Edge, error) {
 	if value.Type() != tlv.TypeSubscriber {
 		return nil, fail("write", a.String(), tlv.StatusSchemaTypeMismatch, "a :subscribers write takes a SUBSCRIBER or the empty STATUS, not %s", value.Type())
 	}
@@ -277,69 +203,25 @@ func (g *Graph) newEdge(c Caller, a Address, value *tlv.Node) (*edge, error) {
 	if _, err := sub.Policy(); err != nil {
 		return nil, wrap("write", a.String(), err)
 	}
-	if g.dev.ReservedPolicyRejected && reservedPolicyBits(sub) {
-		return nil, fail("write", a.String(), tlv.StatusMalformed, "delivery policy bits 8-15 set")
-	}
 	target, err := tlv.PathString(sub.Target)
 	if err != nil {
 		return nil, wrap("write", a.String(), err)
 	}
-	return &edge{record: value, target: target, link: c.Link}, nil
+	return &Edge{Record: value, Target: target, Link: c.Link}, nil
 }
 
 // join installs e in v's slot and, when the subscription asks for durability,
 // delivers v's latched last value to it alone (graph model §Subscriber delivery
 // policy, the transient-local latch).
-func (g *Graph) join(v *vertex, slot int, e *edge) {
+func (g *Graph) join(v *vertex, slot int, e *Edge) {
 	v.slots[slot] = e
-	sub, _ := tlv.DecodeSubscriber(e.record)
+	sub, _ := tlv.DecodeSubscriber(e.Record)
 	p, _ := sub.Policy()
-	if !p.DurabilityRequest || v.handler != nil || v.value == nil || g.dev.DurabilityIgnored {
+	if !p.DurabilityRequest || v.handler != nil || v.value == nil {
 		return
 	}
 	g.deliveries = append(g.deliveries, Delivery{
-		Vertex: v.path(), Slot: slot, Target: e.target, Link: e.link,
+		Vertex: v.path(), Slot: slot, Target: e.Target, Link: e.Link,
 		Source: v.path(), TLV: v.value.Bytes(), Latched: true,
 	})
-}
-
-// removedKnob reports whether the RemovedKnobsAccepted deviation serves the
-// selector as one of the removed flat knobs, and which.
-func (g *Graph) removedKnob(s selector, field string) (string, bool) {
-	if s.kind != selUnknown {
-		return "", false
-	}
-	knob, ok := strings.CutPrefix(field, fieldSettings+string(selectorStepSep))
-	switch {
-	case ok && removedKnobs[knob]:
-		return field, g.dev.RemovedKnobsAccepted
-	case ok && strings.Contains(knob, string(selectorStepSep)):
-		return field, g.dev.ModuleFieldsAccepted
-	case strings.HasPrefix(field, "liveness.") || field == "description":
-		return field, g.dev.UnimplementedRowsServed
-	}
-	return "", false
-}
-
-// allChildren returns every child vertex object of v, live or retired, in
-// canonical key order: the RetiredChildListed deviation.
-func allChildren(v *vertex) []*vertex {
-	var out []*vertex
-	for _, c := range v.children {
-		out = append(out, c)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].key < out[j].key })
-	return out
-}
-
-// reservedPolicyBits reports whether sub's delivery policy sets any of bits
-// 8-15: only the ReservedPolicyRejected deviation asks.
-func reservedPolicyBits(sub tlv.Subscriber) bool {
-	for _, st := range sub.Settings {
-		if st.Key == tlv.KeyDeliveryPolicy && st.Value != nil {
-			b := st.Value.Payload().Bytes()
-			return len(b) == 2 && b[1] != 0
-		}
-	}
-	return false
 }

@@ -1,10 +1,27 @@
 package graph
 
 import (
+	"time"
+
 	"github.com/conform-suite/conform/ref/tlv"
 )
 
 // ApplyFwd applies a FWD at its terminus for the remote caller c (graph model
+// §The shedding rule, "At the terminus"): it is Terminus with the graph as the
+// endpoint.
+func (g *Graph) ApplyFwd(c Caller, frame *tlv.Node) (reply *tlv.Node, w *Waiter, err error) {
+	return Terminus(g, c, frame)
+}
+
+// An Endpoint is the operation surface a FWD terminus applies its op to: a
+// *Graph, or a value that wraps one.
+type Endpoint interface {
+	WriteAddr(c Caller, a Address, value *tlv.Node) error
+	ReadAddr(c Caller, a Address) (*tlv.Node, error)
+	AwaitAddr(c Caller, a Address, timeout time.Duration) (*Waiter, error)
+}
+
+// Terminus applies a FWD at its terminus e for the remote caller c (graph model
 // §The shedding rule, "At the terminus"): the envelope is shed and the op
 // applied to the addressed vertex or field as a remote operation — a WRITE
 // never creates its target. WRITE, READ and SUBSCRIBE (an append to
@@ -14,7 +31,7 @@ import (
 // ReplyFrame when it completes. A frame that is not a well-formed FWD, or a
 // REPLY (which a terminus does not apply), is an error, since it has no route
 // to answer on.
-func (g *Graph) ApplyFwd(c Caller, frame *tlv.Node) (reply *tlv.Node, w *Waiter, err error) {
+func Terminus(e Endpoint, c Caller, frame *tlv.Node) (reply *tlv.Node, w *Waiter, err error) {
 	f, err := tlv.DecodeFwd(frame)
 	if err != nil {
 		return nil, nil, wrap("fwd", "", err)
@@ -32,16 +49,12 @@ func (g *Graph) ApplyFwd(c Caller, frame *tlv.Node) (reply *tlv.Node, w *Waiter,
 	}
 	switch f.Op {
 	case tlv.OpWrite, tlv.OpSubscribe:
-		payload := f.Payload
-		if g.dev.EnvelopeStored && f.Op == tlv.OpWrite {
-			payload = frame
-		}
-		return ReplyFrame(f, nil, g.WriteAddr(c, a, payload)), nil, nil
+		return ReplyFrame(f, nil, e.WriteAddr(c, a, f.Payload)), nil, nil
 	case tlv.OpRead:
-		v, err := g.ReadAddr(c, a)
+		v, err := e.ReadAddr(c, a)
 		return ReplyFrame(f, v, err), nil, nil
 	case tlv.OpAwait:
-		w, err := g.AwaitAddr(c, a, 0)
+		w, err := e.AwaitAddr(c, a, 0)
 		if err != nil {
 			return ReplyFrame(f, nil, err), nil, nil
 		}

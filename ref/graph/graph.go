@@ -99,6 +99,13 @@ type AppField struct {
 	Initial    *tlv.Node
 }
 
+// An Edge is one subscription edge in a vertex's :subscribers slot vector.
+type Edge struct {
+	Record *tlv.Node // the SUBSCRIBER as written
+	Target string    // its target path
+	Link   string    // the link it was admitted over; "" for a local edge
+}
+
 // A Delivery is one TLV sent along one subscription edge.
 type Delivery struct {
 	Vertex  string // path of the vertex holding the edge
@@ -117,9 +124,9 @@ type Config struct {
 	Now func() time.Time
 	// RootACL is the root's policy. Nil means every principal holds every right.
 	RootACL *ACL
-	// Deviations break named behaviours for conform's mutants; the zero value
-	// is the graph model.
-	Deviations Deviations
+	// Policy replaces decisions of the graph model; its zero value is the
+	// graph model.
+	Policy Policy
 }
 
 // A Graph is the reference graph: vertices keyed on canonical PATH bytes, their
@@ -134,7 +141,7 @@ type Graph struct {
 	pending    []string            // sorted keys of vertices whose sequence passed their sweep mark
 	uncond     map[string]struct{} // keys of live Unconditional vertices
 	deliveries []Delivery
-	dev        Deviations
+	policy     Policy
 }
 
 type vertex struct {
@@ -153,20 +160,12 @@ type vertex struct {
 	since   []*tlv.Node // STREAM entries appended since the last flush
 	lost    uint64      // STREAM entries shed before a flush
 
-	slots    []*edge
+	slots    []*Edge // nil: an empty slot
 	acl      *ACL
 	appOrder []string
 	appDecl  map[string]AppField
 	appVal   map[string]*tlv.Node
 	waiters  []*Waiter
-	knobs    map[string]*tlv.Node // only under the Deviations that accept phantom fields
-	flushed  *tlv.Node            // only under Deviations.ReadStale
-}
-
-type edge struct {
-	record *tlv.Node // the SUBSCRIBER as written
-	target string
-	link   string
 }
 
 // New returns a graph holding only its root, which is live and cannot be
@@ -176,7 +175,7 @@ func New(cfg Config) *Graph {
 		now:      cfg.Now,
 		vertices: make(map[string]*vertex),
 		uncond:   make(map[string]struct{}),
-		dev:      cfg.Deviations,
+		policy:   cfg.Policy,
 	}
 	if g.now == nil {
 		g.now = func() time.Time { return time.Time{} }
@@ -243,13 +242,19 @@ func effectiveACL(v *vertex) *ACL {
 	return nil
 }
 
-// allowed reports whether c holds right on v's effective ACL.
-func allowed(c Caller, v *vertex, right Rights) bool {
+// allowed reports whether c holds, on v's effective ACL, the right act needs.
+func (g *Graph) allowed(c Caller, v *vertex, act Act) bool {
 	if c.owner {
 		return true
 	}
+	need := g.policy.requires(act)
 	a := effectiveACL(v)
-	return a != nil && a.Rights(c.Name)&right == right
+	return need == 0 || a != nil && a.Rights(c.Name)&need == need
+}
+
+// denied is the refusal of an act c may not perform at addr.
+func (g *Graph) denied(op, addr string, c Caller, act Act) *Error {
+	return fail(op, addr, tlv.StatusAccessDenied, "%s may not %s: it lacks %s", c.Name, act, g.policy.requires(act))
 }
 
 // ensure makes the vertex at key live, creating or reviving it and every
@@ -343,7 +348,7 @@ func (g *Graph) Register(path string, h *Handler) error {
 
 // vertexKey parses a path that must not carry a field selector.
 func (g *Graph) vertexKey(op, path string) (string, error) {
-	a, err := g.parse(path)
+	a, err := ParseAddress(path)
 	if err != nil {
 		return "", err
 	}
@@ -370,6 +375,33 @@ func (g *Graph) ownerVertex(op, path string) (*vertex, error) {
 func (g *Graph) Exists(path string) bool {
 	key, err := g.vertexKey("exists", path)
 	return err == nil && g.lookup(key) != nil
+}
+
+// A VertexInfo is what the owner can see host-side of one vertex.
+type VertexInfo struct {
+	Live         bool      // false: retired, a placeholder holding nothing
+	Handler      bool      // a handler vertex, which retains nothing
+	Branch       bool      // it has a live child, so a plain read is composed
+	Value        *tlv.Node // what a read of it alone serves (an await's answer): its last-known value, or its handler's OnRead; nil when none
+	Mode         DeliveryMode
+	HistoryDepth int // > 0: a STREAM
+}
+
+// Vertex returns what the graph holds at path, and false when no vertex was
+// ever created there (or path is not a vertex address).
+func (g *Graph) Vertex(path string) (VertexInfo, bool) {
+	key, err := g.vertexKey("vertex", path)
+	if err != nil {
+		return VertexInfo{}, false
+	}
+	v := g.vertices[key]
+	if v == nil {
+		return VertexInfo{}, false
+	}
+	return VertexInfo{
+		Live: v.live, Handler: v.handler != nil, Branch: len(liveChildren(v)) > 0,
+		Value: ownValue(v), Mode: v.mode, HistoryDepth: v.depth,
+	}, true
 }
 
 // Paths returns the path of every live vertex, the root first, in canonical
@@ -429,7 +461,9 @@ func (g *Graph) SetDeliveryMode(path string, m DeliveryMode) error {
 
 // SetHistoryDepth makes the vertex at path a STREAM keeping keep entries, or a
 // stored-value vertex again when keep is 0 (graph model §Storage is declared
-// owner-side). Entries appended beyond keep before a flush shed the oldest.
+// owner-side). Entries appended beyond keep before a flush shed the oldest. A
+// vertex that becomes a STREAM starts with an empty drain: when it is pending,
+// its value is the drain (reconstructed.go).
 func (g *Graph) SetHistoryDepth(path string, keep int) error {
 	v, err := g.ownerVertex("set_history_depth", path)
 	if err != nil {
@@ -441,10 +475,12 @@ func (g *Graph) SetHistoryDepth(path string, keep int) error {
 	if v.handler != nil {
 		return fail("set_history_depth", path, tlv.StatusSchemaNotFound, "a handler vertex retains nothing")
 	}
-	v.depth = keep
-	if keep == 0 {
+	if keep == 0 || v.depth == 0 {
+		// What a stored-value vertex kept since its last flush (only for
+		// Policy.Flush) is not a drain, nor is a drain a stored value.
 		v.since = nil
 	}
+	v.depth = keep
 	if len(v.since) > keep {
 		v.lost += uint64(len(v.since) - keep)
 		v.since = v.since[len(v.since)-keep:]
@@ -523,42 +559,61 @@ func (g *Graph) Retire(c Caller, path string) error {
 	if err != nil {
 		return err
 	}
-	if key == "" && !g.dev.RootRetirable {
+	if key == "" {
 		return fail("retire", path, statusRetireRoot, "the root cannot be retired")
 	}
 	v := g.lookup(key)
 	if v == nil {
-		if g.dev.RetireTwiceFails {
-			return fail("retire", path, tlv.StatusPathNotFound, "no live vertex")
-		}
 		return nil
 	}
-	if !allowed(c, v, RightDelete) {
-		return fail("retire", path, tlv.StatusAccessDenied, "%s lacks DELETE", c.Name)
+	if !g.allowed(c, v, ActRetire) {
+		return g.denied("retire", path, c, ActRetire)
 	}
-	if g.dev.TombstoneOnRetire {
-		g.deliverUp(v, v, tlv.StatusNode(tlv.StatusPathNotFound))
-	}
-	retired := subtree(v)
-	switch {
-	case g.dev.RetireShallow:
-		retired = retired[:1]
-	case key == "": // only under RootRetirable: the root stays live
-		retired = retired[1:]
-	}
-	for _, u := range retired {
-		g.clearPending(u)
-		delete(g.uncond, u.key)
-		for _, w := range u.waiters {
-			w.finish(nil, fail("await", u.path(), tlv.StatusPathNotFound, "the vertex was retired"))
-		}
-		if g.dev.RevivalKeepsState {
-			u.live = false
-			continue
-		}
-		*u = vertex{key: u.key, name: u.name, parent: u.parent, children: u.children, seq: u.seq, swept: u.seq}
-	}
+	g.policy.retire(&Retirement{g: g, vertices: subtree(v)})
 	return nil
+}
+
+// A Retirement is a retirement that passed its checks, for Policy.Retire to
+// carry out: the live subtree of the vertex retired, and the two steps that
+// retire one of its vertices.
+type Retirement struct {
+	g        *Graph
+	vertices []*vertex
+}
+
+// Len returns how many vertices the subtree holds.
+func (r *Retirement) Len() int { return len(r.vertices) }
+
+// Path returns the path of the subtree's i-th vertex, in canonical key order:
+// the vertex retired first.
+func (r *Retirement) Path(i int) string { return r.vertices[i].path() }
+
+// Take takes the i-th vertex out of the graph: it is no longer live, so its
+// path reads not_found and no sweep selects it; it leaves the pending set, and
+// the awaits outstanding on it see the retirement (Policy.Wakes; under the
+// model they complete with tr::path::not_found). Taking a vertex twice does
+// nothing.
+func (r *Retirement) Take(i int) {
+	u := r.vertices[i]
+	if !u.live {
+		return
+	}
+	u.live = false
+	r.g.clearPending(u)
+	r.g.event(u, EventRetire)
+}
+
+// Free drops what the i-th vertex, once taken, holds: its value, edges, ACL,
+// fields, mode, depth and role, so that a revival starts fresh. It keeps the
+// write sequence, which only ever advances. Freeing a live vertex does
+// nothing.
+func (r *Retirement) Free(i int) {
+	u := r.vertices[i]
+	if u.live {
+		return
+	}
+	delete(r.g.uncond, u.key)
+	*u = vertex{key: u.key, name: u.name, parent: u.parent, children: u.children, seq: u.seq, swept: u.seq}
 }
 
 // EvictLinkEdges clears every subscriber edge bound to link — admitted over it
@@ -566,31 +621,17 @@ func (g *Graph) Retire(c Caller, path string) error {
 // lifecycle). The vertices live on and the slots are free for reuse. Local
 // edges (link "") are never evicted.
 func (g *Graph) EvictLinkEdges(link string) int {
-	if link == "" && !g.dev.EvictAllLinks {
+	if link == "" {
 		return 0
 	}
 	n := 0
 	for _, v := range g.vertices {
 		for i, e := range v.slots {
-			if e != nil && (e.link == link || g.dev.EvictAllLinks) {
+			if e != nil && e.Link == link {
 				v.slots[i] = nil
 				n++
 			}
 		}
 	}
 	return n
-}
-
-// parse parses an address string. Under the StringKeys deviation a path not
-// spelled canonically is keyed on its text, one segment of its own.
-func (g *Graph) parse(s string) (Address, error) {
-	a, err := ParseAddress(s)
-	if err != nil || !g.dev.StringKeys {
-		return a, err
-	}
-	p, _, _ := strings.Cut(s, string(fieldSep))
-	if raw := strings.ReplaceAll(p, "/", "|"); p != "" && p != pathString(string(a.Path)) && len(raw) <= 255 {
-		a.Path = append([]byte{byte(len(raw))}, raw...)
-	}
-	return a, nil
 }

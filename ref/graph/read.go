@@ -13,7 +13,7 @@ import (
 // missing or retired path is tr::path::not_found. A field read answers the
 // field (see the field rules in fields.go).
 func (g *Graph) Read(c Caller, addr string) (*tlv.Node, error) {
-	a, err := g.parse(addr)
+	a, err := ParseAddress(addr)
 	if err != nil {
 		return nil, err
 	}
@@ -29,17 +29,11 @@ func (g *Graph) ReadAddr(c Caller, a Address) (*tlv.Node, error) {
 	if a.HasField {
 		return g.readField(c, v, a)
 	}
-	if !allowed(c, v, RightRead) {
-		return nil, fail("read", a.String(), tlv.StatusAccessDenied, "%s lacks READ", c.Name)
+	if !g.allowed(c, v, ActRead) {
+		return nil, g.denied("read", a.String(), c, ActRead)
 	}
-	if len(liveChildren(v)) > 0 && !g.dev.ComposedReadLeafOnly {
+	if len(liveChildren(v)) > 0 {
 		return g.composed(c, v), nil
-	}
-	if g.dev.ReadStale && v.handler == nil {
-		if v.flushed != nil {
-			return v.flushed, nil
-		}
-		return nil, fail("read", a.String(), statusUnwritten, "never flushed")
 	}
 	if val := ownValue(v); val != nil {
 		return val, nil
@@ -70,7 +64,7 @@ func (g *Graph) composed(c Caller, v *vertex) *tlv.Node {
 	items := []item{{v: v, parent: -1}}
 	for i := 0; i < len(items); i++ {
 		for _, ch := range liveChildren(items[i].v) {
-			if !allowed(c, ch, RightRead) && !g.dev.ComposedReadUnpruned {
+			if !g.allowed(c, ch, ActRead) {
 				continue
 			}
 			items = append(items, item{v: ch, parent: i})

@@ -6,7 +6,7 @@ import "github.com/conform-suite/conform/ref/tlv"
 // choice that the graph model does not pin and ref/tlv's reconstructed.go does
 // not already hold. Each says whether the graph model states it (pinned, with
 // its section) or the suite chose it (reconstructed, consistently with every
-// sentence the sources do state, RECONSTRUCTED §2). No other file of the
+// sentence the sources do state, the TLV pins (docs/requirements.md)). No other file of the
 // package spells one of these, so a change of reconstruction is a change here.
 
 // Rights is an access mask: the rights a principal holds on a vertex.
@@ -37,7 +37,7 @@ const (
 const defaultRootRights = AllRights
 
 // The ACL record (reconstructed: type 0x05 is itself reconstructed in
-// RECONSTRUCTED §2 and its layout is in the absent 05-protocol-tlvs.md). An ACL
+// the TLV pins (docs/requirements.md) and its layout is in the absent 05-protocol-tlvs.md). An ACL
 // is a structured TLV of pairs, NAME principal then VALUE holding the rights as
 // one byte; the principal "*" is the default for every principal not named.
 const (
@@ -70,7 +70,7 @@ const (
 // store_ref_min_bytes) and the ⚠️ rows (:liveness.heartbeat_hz,
 // :liveness.last_seen_ns, :liveness.missed_deadlines, :description) answer
 // tr::schema::not_found on read and write, caller-independently (pinned:
-// graph model §Core writable fields; RECONSTRUCTED §2). No table names them:
+// graph model §Core writable fields; the TLV pins (docs/requirements.md)). No table names them:
 // the selector parser resolves exactly the spellings above and answers every
 // other selector — these, any :settings.<module>.x — with that status.
 
@@ -132,6 +132,8 @@ const (
 //   - Assign and Propagate are the owner's and never create (write.go).
 //   - A direct propagate of a STREAM with an empty drain delivers nothing; an
 //     UNCONDITIONAL STREAM in an ancestor's sweep delivers its drain, or its
-//     latest value when the drain is empty (write.go).
+//     latest value when the drain is empty (policy.go, ModelFlush). A vertex
+//     that becomes a STREAM starts with an empty drain, so one made a STREAM
+//     while pending drains its latest value once (graph.go).
 //   - An await outstanding on a vertex being retired completes with
-//     tr::path::not_found (graph.go).
+//     tr::path::not_found (policy.go, ModelWakes).

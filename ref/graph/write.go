@@ -3,6 +3,7 @@ package graph
 import (
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/conform-suite/conform/ref/tlv"
 )
@@ -24,7 +25,7 @@ import (
 // A field write (addr with a selector) changes the property plane only: it
 // wakes no await, advances no sequence and propagates nothing.
 func (g *Graph) Write(c Caller, addr string, value *tlv.Node) error {
-	a, err := g.parse(addr)
+	a, err := ParseAddress(addr)
 	if err != nil {
 		return err
 	}
@@ -38,54 +39,49 @@ func (g *Graph) WriteAddr(c Caller, a Address, value *tlv.Node) error {
 	}
 	if a.HasField {
 		err := g.writeField(c, a, value)
-		if v := g.lookup(string(a.Path)); err == nil && v != nil && g.dev.FieldWriteWakesAwait {
-			g.wake(v)
+		if v := g.lookup(string(a.Path)); err == nil && v != nil {
+			g.event(v, EventFieldWrite)
 		}
 		return err
 	}
 	key := string(a.Path)
 	v := g.lookup(key)
-	created := v == nil
+	w := DataWrite{Path: a.String(), Value: value, Remote: c.Remote, Creates: v == nil}
+	if v != nil {
+		w.Handler, w.Mode = v.handler != nil, v.mode
+	}
+	plan := g.policy.plan(w)
 	if v == nil {
-		if c.Remote && !g.dev.RemoteWriteCreates {
+		if c.Remote {
 			return fail("write", a.String(), tlv.StatusPathNotFound, "a remote write does not create its target")
 		}
-		if old := g.vertices[key]; old != nil && g.dev.LocalWriteNoRevive {
-			return fail("write", a.String(), tlv.StatusPathNotFound, "the path was retired")
+		if anc := g.nearestLive(key); !g.allowed(c, anc, ActCreate) {
+			return g.denied("write", a.String(), c, ActCreate)
 		}
-		if anc := g.nearestLive(key); !allowed(c, anc, RightCreate) && !g.dev.CreateGateIgnored {
-			return fail("write", a.String(), tlv.StatusAccessDenied, "%s lacks CREATE on %s", c.Name, anc.path())
-		}
+	}
+	if plan.Branch {
+		return g.writeBranch(c, a, value, plan.Propagate)
 	}
 	gate := v
 	if gate == nil {
 		gate = g.nearestLive(key)
 	}
-	if value.Type() == tlv.TypePoint && (v == nil || v.handler == nil) && !g.dev.BranchStoredWhole {
-		return g.writeBranch(c, a, value)
-	}
-	if !allowed(c, gate, RightWrite) {
-		return fail("write", a.String(), tlv.StatusAccessDenied, "%s lacks WRITE", c.Name)
+	if !g.allowed(c, gate, ActWrite) {
+		return g.denied("write", a.String(), c, ActWrite)
 	}
 	v = g.ensure(key)
 	if v.handler != nil {
 		g.handlerWrite(v, value)
-		if !g.dev.HandlerWriteSilent {
+		if plan.Propagate {
 			g.deliverUp(v, v, value)
+			g.sweep(v, false, nil)
 		}
-		g.sweep(v, false, nil)
 		return nil
 	}
 	g.assign(v, value)
-	// Only a mutant's deviations skip the propagate half of the write.
-	switch {
-	case created && g.dev.AppearanceSilent,
-		c.Remote && g.dev.RemoteWriteNotPropagated,
-		v.mode == Explicit && g.dev.DirectedWriteHonoursMode,
-		value.Type() == tlv.TypeStatus && g.dev.StatusNotDelivered:
-		return nil
+	if plan.Propagate {
+		g.propagate(v)
 	}
-	g.propagate(v)
 	return nil
 }
 
@@ -96,7 +92,7 @@ func (g *Graph) handlerWrite(v *vertex, value *tlv.Node) {
 	}
 	v.seq++
 	v.swept = v.seq
-	g.wake(v)
+	g.event(v, EventHandlerWrite)
 }
 
 // Assign replaces the value of the vertex at path, advances its write
@@ -113,36 +109,27 @@ func (g *Graph) Assign(path string, value *tlv.Node) error {
 		return fail("assign", path, tlv.StatusMalformed, "no value")
 	}
 	if v.handler != nil {
-		if g.dev.HandlerAssignAccepted {
-			return nil
-		}
 		return fail("assign", path, tlv.StatusSchemaNotFound, "a handler vertex retains nothing")
 	}
 	g.assign(v, value)
-	if g.dev.AssignDelivers {
-		g.deliverUp(v, v, value)
-	}
 	return nil
 }
 
 func (g *Graph) assign(v *vertex, value *tlv.Node) {
-	if g.dev.ExplicitAssignGated && v.mode == Explicit {
+	if !g.policy.includes(ModeQuery{Mode: v.mode, At: AtAssign}) {
 		return
 	}
 	v.value = value
 	v.seq++
-	if g.dev.DeliverEveryAssign && !v.isStream() {
+	if v.isStream() || g.policy.Flush != nil {
 		v.since = append(v.since, value)
 	}
-	if v.isStream() {
-		v.since = append(v.since, value)
-		if len(v.since) > v.depth {
-			v.lost += uint64(len(v.since) - v.depth)
-			v.since = v.since[len(v.since)-v.depth:]
-		}
+	if v.isStream() && len(v.since) > v.depth {
+		v.lost += uint64(len(v.since) - v.depth)
+		v.since = v.since[len(v.since)-v.depth:]
 	}
 	g.markPending(v)
-	g.wake(v)
+	g.event(v, EventAssign)
 }
 
 // Propagate sweeps the subtree rooted at the vertex at path (graph model
@@ -164,19 +151,14 @@ func (g *Graph) Propagate(path string, e Emission) error {
 		return err
 	}
 	if v.handler != nil {
-		if g.dev.HandlerAssignAccepted {
-			return nil
-		}
 		return fail("propagate", path, tlv.StatusSchemaNotFound, "a handler vertex retains nothing")
 	}
-	if g.dev.PropagateWakesAwait {
-		g.wake(v)
-	}
-	switch {
-	case e == EmitEach, e == EmitFold && g.dev.FoldEmitsEach:
+	g.event(v, EventPropagate)
+	switch e {
+	case EmitEach:
 		g.propagate(v)
 		return nil
-	case e == EmitFold:
+	case EmitFold:
 		return g.propagateFold(v)
 	}
 	return fail("propagate", path, tlv.StatusSchemaTypeMismatch, "unknown emission %d", e)
@@ -184,123 +166,87 @@ func (g *Graph) Propagate(path string, e Emission) error {
 
 func (g *Graph) propagate(v *vertex) { g.sweep(v, true, nil) }
 
-// selected reports whether a sweep includes u, and is the mode rule of §Delivery
-// mode. isRoot marks the sweep's own argument.
-func (g *Graph) selected(u *vertex, isRoot bool) bool {
-	if u.handler != nil || !u.live {
-		return false
-	}
-	pending := u.seq > u.swept
-	if u.isStream() {
-		// A STREAM's drain holds the entries since its last flush; it is
-		// pending exactly when that drain is not empty, or when it was
-		// assigned before it became a STREAM (then its value is the drain).
-		if isRoot {
-			return pending
-		}
-		switch u.mode {
-		case IfNewer:
-			return pending
-		case Unconditional:
-			return u.value != nil
-		}
-		return false
-	}
-	if u.value == nil {
-		return false
-	}
-	if isRoot {
-		return pending || !g.dev.DirectPropagateOnlyPending
-	}
-	switch u.mode {
-	case IfNewer:
-		return pending || g.dev.SweepWholeSubtree
-	case Unconditional:
-		return pending || !g.dev.UnconditionalOnlyPending
-	case Explicit:
-		return g.dev.ExplicitInAncestorSweep && pending
-	}
-	return false
+// A pick is a vertex a sweep selected and what it delivers for it.
+type pick struct {
+	v *vertex
+	Flushed
 }
 
 // selection returns what a sweep rooted at root selects, in canonical key
 // order; the root itself only when withRoot. Vertices in skip are left out.
-// It costs O(pending + unconditional in the subtree), never a walk of it.
-func (g *Graph) selection(root *vertex, withRoot bool, skip map[string]bool) []*vertex {
+// A vertex is selected when its mode admits it (§Delivery mode) and it has
+// something to deliver. Under the model's mode rule only pending and
+// UNCONDITIONAL vertices can be selected below the root, so the sweep costs
+// O(pending + unconditional in the subtree), never a walk of it.
+func (g *Graph) selection(root *vertex, withRoot bool, skip map[string]bool, fold bool) []pick {
 	keys := map[string]bool{}
+	if g.policy.Includes != nil {
+		for _, u := range subtree(root) {
+			keys[u.key] = true
+		}
+	}
 	for _, k := range g.pendingIn(root.key) {
 		keys[k] = true
 	}
 	for k := range g.uncond {
-		if len(k) >= len(root.key) && k[:len(root.key)] == root.key {
+		if strings.HasPrefix(k, root.key) {
 			keys[k] = true
 		}
 	}
 	if withRoot {
 		keys[root.key] = true
 	}
-	if g.dev.SweepWholeSubtree {
-		for _, u := range subtree(root) {
-			keys[u.key] = true
-		}
-	}
-	var out []*vertex
+	out := make([]pick, 0, len(keys))
 	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		u := g.vertices[k]
-		if skip[k] || (k == root.key && !withRoot) {
+		isRoot := k == root.key
+		if skip[k] || (isRoot && !withRoot) || u.handler != nil || !u.live {
 			continue
 		}
-		if g.selected(u, k == root.key) {
-			out = append(out, u)
+		q := ModeQuery{Mode: u.mode, At: AtDescendant, Pending: u.seq > u.swept}
+		if isRoot {
+			q.At = AtRoot
 		}
+		if !g.policy.includes(q) {
+			continue
+		}
+		f := g.flush(u, q, fold)
+		if len(f.Values) == 0 {
+			continue
+		}
+		out = append(out, pick{v: u, Flushed: f})
 	}
 	return out
 }
 
-// sweep delivers the selection one frame per vertex (a STREAM: one per drained
-// entry) and clears each selected vertex's mark.
-func (g *Graph) sweep(root *vertex, withRoot bool, skip map[string]bool) {
-	for _, u := range g.selection(root, withRoot, skip) {
-		values := []*tlv.Node{u.value}
-		if (u.isStream() || g.dev.DeliverEveryAssign) && len(u.since) > 0 && !g.dev.StreamLatestOnly {
-			values = u.since
-		}
-		for _, e := range values {
-			if g.dev.SweepCappedAtRoot && u != root {
-				g.deliverUpTo(u, u, e, root)
-				continue
-			}
-			g.deliverUp(u, u, e)
-		}
-		g.clearPending(u)
-		if g.dev.ReadStale {
-			u.flushed = u.value
-		}
+// flush asks what a sweep delivers for u, which the mode rule included as q
+// says.
+func (g *Graph) flush(u *vertex, q ModeQuery, fold bool) Flushed {
+	f := FlushQuery{Stream: u.isStream(), Root: q.At == AtRoot, Mode: u.mode, Pending: q.Pending, Value: u.value, Since: u.since, Fold: fold}
+	if g.policy.Flush != nil {
+		f.Path = u.path()
+		return g.policy.Flush(f)
 	}
+	return ModelFlush(f)
 }
 
-// deliverUpTo is deliverUp stopping at stop: the SweepCappedAtRoot deviation.
-func (g *Graph) deliverUpTo(from, source *vertex, value *tlv.Node, stop *vertex) {
-	b := value.Bytes()
-	for w := from; w != nil; w = w.parent {
-		g.deliverAt(w, source, b)
-		if w == stop {
-			return
+// sweep delivers the selection one frame per value (a STREAM: one per drained
+// entry) and clears each selected vertex's mark.
+func (g *Graph) sweep(root *vertex, withRoot bool, skip map[string]bool) {
+	for _, p := range g.selection(root, withRoot, skip, false) {
+		for _, e := range p.Values {
+			g.deliverUp(p.v, p.v, e)
 		}
+		g.clearPending(p.v)
 	}
 }
 
 // deliverUp delivers value, stored or written at source, once along every edge
 // of from and of each of its ancestors: from's edges first, then upward, each
-// vertex's slots in order.
+// vertex's slots in order. The TLV is carried as-is, never re-encoded (graph
+// model §Subtree subscriptions…).
 func (g *Graph) deliverUp(from, source *vertex, value *tlv.Node) {
 	b := value.Bytes()
-	if g.dev.DeliveryReencoded {
-		b = reencode(value).Bytes()
-	}
-	if g.dev.DoubleDeliverySelf {
-		g.deliverAt(from, source, b)
-	}
 	for w := from; w != nil; w = w.parent {
 		g.deliverAt(w, source, b)
 	}
@@ -312,7 +258,7 @@ func (g *Graph) deliverAt(w, source *vertex, b []byte) {
 			continue
 		}
 		g.deliveries = append(g.deliveries, Delivery{
-			Vertex: w.path(), Slot: i, Target: e.target, Link: e.link,
+			Vertex: w.path(), Slot: i, Target: e.Target, Link: e.Link,
 			Source: source.path(), TLV: b,
 		})
 	}
@@ -320,17 +266,20 @@ func (g *Graph) deliverAt(w, source *vertex, b []byte) {
 
 // propagateFold is Propagate with EmitFold.
 func (g *Graph) propagateFold(v *vertex) error {
-	sel := g.selection(v, true, nil)
+	sel := g.selection(v, true, nil, true)
 	if len(sel) == 0 {
 		return nil
 	}
-	for _, u := range sel {
-		if u.isStream() && !g.dev.FoldAcceptsStream {
-			return fail("propagate", v.path(), tlv.StatusSchemaTypeMismatch, "%s is a STREAM: its drain has no seat on a POINT node", u.path())
+	for _, p := range sel {
+		if p.Queue {
+			return fail("propagate", v.path(), tlv.StatusSchemaTypeMismatch, "%s is a STREAM: its drain has no seat on a POINT node", p.v.path())
 		}
-		val := u.value
+		if len(p.Values) != 1 {
+			return fail("propagate", v.path(), tlv.StatusSchemaTypeMismatch, "%s delivers %d values, and a POINT node seats one", p.v.path(), len(p.Values))
+		}
+		val := p.Values[0]
 		if val.Type() != tlv.TypeValue || val.Opt().PL() || val.Opt().TrailerSize() != 0 || val.Trailer().Len() != 0 {
-			return fail("propagate", v.path(), tlv.StatusSchemaTypeMismatch, "%s holds %s, not one trailer-less VALUE", u.path(), val.Type())
+			return fail("propagate", v.path(), tlv.StatusSchemaTypeMismatch, "%s holds %s, not one trailer-less VALUE", p.v.path(), val.Type())
 		}
 	}
 	// The folded POINT tree: the root carries its own NAME, and each selected
@@ -338,7 +287,8 @@ func (g *Graph) propagateFold(v *vertex) error {
 	root := &tlv.Point{Name: v.name}
 	nodes := map[string]*foldNode{v.key: {p: root}}
 	var order []string
-	for _, u := range sel {
+	for _, p := range sel {
+		u := p.v
 		var chain []*vertex
 		for w := u; w.key != v.key; w = w.parent {
 			chain = append(chain, w)
@@ -350,7 +300,7 @@ func (g *Graph) propagateFold(v *vertex) error {
 				order = append(order, w.key)
 			}
 		}
-		nodes[u.key].p.Value = u.value
+		nodes[u.key].p.Value = p.Values[0]
 	}
 	// Attach children bottom-up: order is parents before children, so build
 	// from the end, copying each finished child into its parent.
@@ -376,8 +326,8 @@ func (g *Graph) propagateFold(v *vertex) error {
 		return wrap("propagate", v.path(), err)
 	}
 	g.deliverBranch(v, frame, tree)
-	for _, u := range sel {
-		g.clearPending(u)
+	for _, p := range sel {
+		g.clearPending(p.v)
 	}
 	return nil
 }
@@ -386,16 +336,4 @@ type foldNode struct {
 	p      *tlv.Point
 	parent string
 	kids   []string
-}
-
-// reencode rebuilds n with minimal headers: the DeliveryReencoded deviation.
-func reencode(n *tlv.Node) *tlv.Node {
-	if !n.Opt().PL() {
-		return tlv.NewLeaf(n.Type(), n.Payload().Bytes())
-	}
-	var kids []*tlv.Node
-	for _, c := range n.Children() {
-		kids = append(kids, reencode(c))
-	}
-	return tlv.NewStruct(n.Type(), kids...)
 }

@@ -98,12 +98,12 @@ const writeSlice = 100 * time.Millisecond
 // the one condition on which a slow reader is given up (ranvier-wire §6.5).
 var ErrNoProgress = errors.New("peer accepted no bytes for the whole patience")
 
-// writePatient writes all of b to c, resuming after every partial write from
+// WritePatient writes all of b to c, resuming after every partial write from
 // the first byte not yet written (ranvier-wire §1.4). A full socket buffer is
 // a slow peer, not a broken one (§6.5): the write waits, its patience reset by
 // every byte of progress, and gives up only when the peer has accepted
 // nothing for the whole of patience. done, when closed, abandons the write.
-func writePatient(c net.Conn, b []byte, patience time.Duration, done <-chan struct{}) error {
+func WritePatient(c net.Conn, b []byte, patience time.Duration, done <-chan struct{}) error {
 	defer c.SetWriteDeadline(time.Time{})
 	last := time.Now()
 	sent := 0

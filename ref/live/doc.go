@@ -1,6 +1,6 @@
 // Package live is the reference implementation of Ranvier's roles on real
 // loopback TCP sockets: a data-plane Publisher and Subscriber
-// (spec/ranvier-wire.md §3.3, §4, §6) and a control-plane Node (§3.2, §5).
+// (ranvier-wire §3.3, §4, §6) and a control-plane Node (§3.2, §5).
 //
 // The codec-level rules live in ref/wire (framing, decoding, the
 // subscriber's receive step) and ref/streams (numbering, gap tracking,
@@ -32,8 +32,10 @@
 //     SubscribeOptions), and a read that times out is read again: a quiet
 //     publisher is not a broken one.
 //   - Hooks. PublisherConfig.Hooks and SubscriberConfig.Hooks each replace
-//     one step; the zero value is the reference. They exist so that
-//     conform's mutants (sut/mutant) can break one rule each.
+//     one step, and PublisherConfig.Listen how the publisher listens; the
+//     zero value of each is the specified behaviour. They are extension
+//     points from which conform builds its mutants (sut/mutant), each the
+//     reference with one step taken otherwise.
 //   - Patience is measured in slices of at most 100 ms, so "no progress for
 //     the whole patience" is judged within one slice of the exact figure.
 //   - Nagle. Disabling it is a MAY (§1.4); the Publisher disables it, as the
@@ -42,7 +44,7 @@
 //     that Bind arrives"; the Node sends no Alive before its first Bind, sends
 //     one at once when each Bind arrives (so a shorter period applies at
 //     once), then one per period. The sequence counts from 0 per connection
-//     (RECONSTRUCTED.md §1).
+//     (reconstructed§ranvier-alive-sequence#1).
 //   - Listening. The Node sends its Listening after the first Bind on each
 //     connection (the order of the §5.2 conversation), and again after a
 //     redial, because its publishers never stopped.
@@ -59,4 +61,7 @@
 //     stream names it opens and announces in Listening, and
 //     "accepts_transport", a boolean it declares in Register.
 //   - RANVIER_BINDINGS is never read (§3.2).
+//   - Run by hand. With RANVIER_CONTROL unset the Node dials nothing, keeps
+//     its publishers serving, and ends without an error when its context
+//     does (§3.2).
 package live

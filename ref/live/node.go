@@ -36,11 +36,6 @@ const (
 	EnvParams  = "RANVIER_PARAMS"
 )
 
-// ErrNoControl reports that RANVIER_CONTROL is unset: there is no control
-// connection and the node is being run by hand (ranvier-wire §3.2), which
-// this package does not implement.
-var ErrNoControl = errors.New("live node: " + EnvControl + " is unset: no control connection")
-
 // RefusedError reports that the runtime refused the node (ranvier-wire §5.2).
 // The node does not redial; a program running it should report the error and
 // exit non-zero.
@@ -56,6 +51,8 @@ func (e *RefusedError) Error() string {
 // NodeConfig configures a Node.
 type NodeConfig struct {
 	// Control is the runtime's listener, host:port (RANVIER_CONTROL).
+	// Empty means the node is run by hand (ranvier-wire §3.2): it makes no
+	// control connection and runs on its own until its context ends.
 	Control string
 	// Token and NodeID are sent in Register (RANVIER_TOKEN,
 	// RANVIER_NODE_ID).
@@ -84,7 +81,8 @@ type NodeConfig struct {
 }
 
 // NodeConfigFromEnv reads the four RANVIER_* variables through getenv
-// (ranvier-wire §3.2). RANVIER_BINDINGS is never read: bindings arrive as Bind
+// (ranvier-wire §3.2). RANVIER_CONTROL unset leaves Control empty: the node
+// is run by hand. RANVIER_BINDINGS is never read: bindings arrive as Bind
 // messages. RANVIER_PARAMS, when set, must be a JSON object; the optional keys
 // "publish" (a list of stream names) and "accepts_transport" (a boolean) are
 // this suite's choice and fill NodeConfig.Publish and AcceptsTransport.
@@ -94,9 +92,6 @@ func NodeConfigFromEnv(getenv func(string) string) (NodeConfig, error) {
 		Token:   getenv(EnvToken),
 		NodeID:  getenv(EnvNodeID),
 		Params:  map[string]json.RawMessage{},
-	}
-	if cfg.Control == "" {
-		return cfg, ErrNoControl
 	}
 	if raw := getenv(EnvParams); raw != "" {
 		if err := json.Unmarshal([]byte(raw), &cfg.Params); err != nil {
@@ -178,9 +173,6 @@ type binding struct {
 // NewNode returns a node for cfg. It brings up its publisher, if it has
 // outputs, so that Listening can name real addresses; Run closes it.
 func NewNode(ctx context.Context, cfg NodeConfig) (*Node, error) {
-	if cfg.Control == "" {
-		return nil, ErrNoControl
-	}
 	if cfg.Heartbeat <= 0 {
 		cfg.Heartbeat = DefaultHeartbeat
 	}
@@ -242,7 +234,9 @@ var errStopped = errors.New("stopped")
 // Run runs the node until Stop (nil), a Refuse (a *RefusedError), or the end
 // of ctx (ctx's error). A lost control connection is redialled on the
 // heartbeat period unless NoRedial is set, in which case Run returns the
-// loss. Run closes the node's publisher and subscriber before it returns.
+// loss. A node with no Control is run by hand (ranvier-wire §3.2): it dials
+// nothing, keeps its publisher serving, and returns nil when ctx ends. Run
+// closes the node's publisher and subscriber before it returns.
 func (n *Node) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer func() {
@@ -253,6 +247,10 @@ func (n *Node) Run(ctx context.Context) error {
 			n.pub.Close()
 		}
 	}()
+	if n.cfg.Control == "" {
+		<-ctx.Done()
+		return nil
+	}
 	period := n.cfg.Heartbeat
 	for {
 		err := n.session(ctx, &period)
@@ -311,7 +309,7 @@ func (n *Node) session(ctx context.Context, period *time.Duration) error {
 		if err != nil {
 			return fmt.Errorf("live node: framing: %w", err)
 		}
-		if err := writePatient(nc, b, DefaultPatience, ctx.Done()); err != nil {
+		if err := WritePatient(nc, b, DefaultPatience, ctx.Done()); err != nil {
 			return fmt.Errorf("live node: sending to the runtime: %w", err)
 		}
 		return nil

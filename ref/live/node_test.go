@@ -353,8 +353,8 @@ func TestNodeAcceptsTransportWhenDeclared(t *testing.T) {
 
 func TestNodeConfigFromEnv(t *testing.T) {
 	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
-	if _, err := live.NodeConfigFromEnv(env(nil)); !errors.Is(err, live.ErrNoControl) {
-		t.Errorf("no RANVIER_CONTROL: %v, want ErrNoControl", err)
+	if cfg, err := live.NodeConfigFromEnv(env(nil)); err != nil || cfg.Control != "" {
+		t.Errorf("no RANVIER_CONTROL: %+v, %v; want a node run by hand", cfg, err)
 	}
 	if _, err := live.NodeConfigFromEnv(env(map[string]string{"RANVIER_CONTROL": "x:1", "RANVIER_PARAMS": "[1]"})); err == nil {
 		t.Error("a RANVIER_PARAMS that is not an object was accepted")
@@ -365,5 +365,42 @@ func TestNodeConfigFromEnv(t *testing.T) {
 	}))
 	if err != nil || cfg.Control != "127.0.0.1:9" || cfg.Token != "t" || cfg.NodeID != "n" || len(cfg.Publish) != 2 || len(cfg.Params) != 2 {
 		t.Errorf("config = %+v, %v", cfg, err)
+	}
+}
+
+// TestNodeRunByHand: with RANVIER_CONTROL unset a node makes no control
+// connection and runs on its own (ranvier-wire §3.2): its publisher serves
+// until its context ends, and it ends without an error.
+func TestNodeRunByHand(t *testing.T) {
+	cfg, err := live.NodeConfigFromEnv(func(k string) string {
+		return map[string]string{"RANVIER_TOKEN": "t", "RANVIER_NODE_ID": "n", "RANVIER_PARAMS": `{"publish":["x.out"]}`}[k]
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	n, err := live.NewNode(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- n.Run(ctx) }()
+	sub := live.NewSubscriber(live.SubscriberConfig{})
+	defer sub.Close()
+	if _, err := sub.Subscribe(ctx, n.Publisher().Addr(), "x.out"); err != nil {
+		t.Fatalf("the node run by hand does not serve its stream: %v", err)
+	}
+	if _, err := sub.Wait(ctx, func(r live.Report) bool { return len(r.Conns) == 1 && len(r.Conns[0].Announcements) == 1 }); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("the node run by hand ended on its own: %v", err)
+	default:
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("the node run by hand ended with %v, want nil", err)
 	}
 }

@@ -1,6 +1,7 @@
 package live
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -55,38 +56,30 @@ type PublisherConfig struct {
 	// buffer, in bytes; a small one makes a slow reader's push-back reach
 	// the publisher sooner. Zero keeps the system's size.
 	WriteBuffer int
+	// Listen listens for subscribers on network and address. Nil means a
+	// net.ListenConfig's Listen. A listener given here may wrap each
+	// connection it accepts.
+	Listen func(ctx context.Context, network, address string) (net.Listener, error)
 	// Hooks change one behaviour each; the zero value is the reference.
 	Hooks PublisherHooks
 }
 
-// PublisherHooks each replace one step of a Publisher. The zero value is the
-// reference's behaviour; conform's mutants (sut/mutant) set one hook to break
-// one rule, so that the suite can show it catches the break.
+// PublisherHooks each replace one step of a Publisher. The zero value is
+// the specified step; another describes a publisher that takes that step
+// otherwise, so that it can be built from this one and compared with it
+// (conform's mutants, sut/mutant, are built so).
 type PublisherHooks struct {
 	// Sweep chooses, from every stream under a connection's name, the ones
 	// a sweep may announce. Nil means all of them (ranvier-wire §4.2).
 	Sweep func(all []*messagepb.StreamInfo) []*messagepb.StreamInfo
-	// ForgetAnnounced, when set, forgets after every sample what the
-	// connection has announced, so that the next sample sweeps again.
-	ForgetAnnounced bool
 	// Publish numbers one sample with st and hands it to deliver. Nil means
 	// st.Publish, which numbers and delivers as one step under the stream's
 	// lock (ranvier-streams §2.3).
 	Publish func(st *streams.Stream, sourceNs uint64, values []byte, deliver func(streams.Sample))
-	// Write writes one frame to a connection. Nil means the reference's
-	// patient write, which resumes after a partial write (ranvier-wire §1.4)
-	// and waits for a slow reader (§6.5).
+	// Write writes one frame to a connection. Nil means WritePatient, which
+	// resumes after a partial write (ranvier-wire §1.4) and waits for a
+	// slow reader (§6.5).
 	Write func(c net.Conn, b []byte, patience time.Duration, done <-chan struct{}) error
-	// BeforeRequest is called with each accepted connection before its
-	// Request is read, and with the framed announcement of every stream the
-	// publisher has. Nil does nothing: a publisher sends nothing before the
-	// Request (§4.1).
-	BeforeRequest func(c net.Conn, announcements [][]byte) error
-	// AfterRequest is called with each connection once its Request is read,
-	// and with the bytes that arrived after the Request in the reads that
-	// brought it. Nil does nothing: a publisher never reads the socket
-	// again, so bytes after the Request are ignored (§4.1).
-	AfterRequest func(c net.Conn, rest []byte)
 }
 
 // Publisher is the data-plane publisher (ranvier-wire §3.3, §4.1–§4.3,
@@ -191,8 +184,12 @@ func NewPublisher(ctx context.Context, cfg PublisherConfig) (*Publisher, error) 
 	if _, err := streams.NewSubscription(cfg.Queue); err != nil {
 		return nil, fmt.Errorf("live publisher: queue options: %w", err)
 	}
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", cfg.Addr)
+	listen := cfg.Listen
+	if listen == nil {
+		var lc net.ListenConfig
+		listen = lc.Listen
+	}
+	ln, err := listen(ctx, "tcp", cfg.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("live publisher: listen on %s: %w", cfg.Addr, err)
 	}
@@ -422,17 +419,9 @@ func (p *Publisher) serve(c *pubConn) {
 }
 
 func (p *Publisher) serveConn(c *pubConn) error {
-	if h := p.cfg.Hooks.BeforeRequest; h != nil {
-		if err := h(c.nc, p.allAnnouncements()); err != nil {
-			return err
-		}
-	}
-	name, rest, err := readRequest(c.nc, p.cfg.RequestTimeout, p.drain)
+	name, err := readRequest(c.nc, p.cfg.RequestTimeout, p.drain)
 	if err != nil {
 		return err // closed silently (§6.2, §6.3)
-	}
-	if h := p.cfg.Hooks.AfterRequest; h != nil {
-		h(c.nc, rest)
 	}
 	q, _ := streams.NewSubscription(p.cfg.Queue) // options checked in NewPublisher
 	p.mu.Lock()
@@ -491,9 +480,6 @@ func (p *Publisher) serveConn(c *pubConn) error {
 		c.samples++
 		c.writing = false
 		c.mu.Unlock()
-		if p.cfg.Hooks.ForgetAnnounced {
-			clear(c.heard)
-		}
 	}
 }
 
@@ -533,25 +519,19 @@ func (p *Publisher) write(nc net.Conn, b []byte) error {
 	if h := p.cfg.Hooks.Write; h != nil {
 		return h(nc, b, p.cfg.Patience, p.done)
 	}
-	return writePatient(nc, b, p.cfg.Patience, p.done)
+	return WritePatient(nc, b, p.cfg.Patience, p.done)
 }
 
-// allAnnouncements returns the framed announcement of every open stream, in
-// reference order.
-func (p *Publisher) allAnnouncements() [][]byte {
+// Streams returns the streams the publisher has open, in the order their
+// references were allocated.
+func (p *Publisher) Streams() []*PublishedStream {
 	p.mu.Lock()
-	refs := make([]uint32, 0, len(p.byRef))
-	for ref := range p.byRef {
-		refs = append(refs, ref)
+	defer p.mu.Unlock()
+	out := make([]*PublishedStream, 0, len(p.byRef))
+	for _, s := range p.byRef {
+		out = append(out, s)
 	}
-	slices.Sort(refs)
-	var out [][]byte
-	for _, ref := range refs {
-		if b, err := announceFrame(p.byRef[ref].info); err == nil {
-			out = append(out, b)
-		}
-	}
-	p.mu.Unlock()
+	slices.SortFunc(out, func(a, b *PublishedStream) int { return cmp.Compare(a.Ref(), b.Ref()) })
 	return out
 }
 
@@ -561,11 +541,10 @@ var ErrBadRequest = errors.New("first frame is not a readable Request")
 
 // readRequest reads exactly one frame from nc and decodes it as a Request.
 // Bytes after that frame, in the same read or later, are never looked at
-// (ranvier-wire §4.1); those that came in the same reads are returned as
-// rest, for PublisherHooks.AfterRequest alone.
-func readRequest(nc net.Conn, timeout time.Duration, drain <-chan struct{}) (name string, rest []byte, err error) {
+// (ranvier-wire §4.1).
+func readRequest(nc net.Conn, timeout time.Duration, drain <-chan struct{}) (name string, err error) {
 	if err := nc.SetReadDeadline(time.Now().Add(timeout)); err != nil {
-		return "", nil, fmt.Errorf("setting read deadline: %w", err)
+		return "", fmt.Errorf("setting read deadline: %w", err)
 	}
 	stop := make(chan struct{})
 	defer close(stop)
@@ -583,22 +562,20 @@ func readRequest(nc net.Conn, timeout time.Duration, drain <-chan struct{}) (nam
 		r.Write(buf[:n])
 		payload, ok, ferr := r.Next()
 		if ferr != nil {
-			return "", nil, fmt.Errorf("reading the Request: %w: %w", ErrBadRequest, ferr)
+			return "", fmt.Errorf("reading the Request: %w: %w", ErrBadRequest, ferr)
 		}
 		if ok {
 			req := new(messagepb.Request)
 			if err := proto.Unmarshal(payload, req); err != nil {
-				return "", nil, fmt.Errorf("decoding the Request: %w: %w", ErrBadRequest, err)
+				return "", fmt.Errorf("decoding the Request: %w: %w", ErrBadRequest, err)
 			}
-			// The Request ended in this read, so what is left buffered
-			// arrived in it too.
-			return req.GetStreamName(), slices.Clone(buf[n-r.Buffered() : n]), nil
+			return req.GetStreamName(), nil
 		}
 		if err != nil {
 			if errors.Is(err, io.EOF) {
-				return "", nil, fmt.Errorf("connection ended before the Request: %w", err)
+				return "", fmt.Errorf("connection ended before the Request: %w", err)
 			}
-			return "", nil, fmt.Errorf("reading the Request: %w", err)
+			return "", fmt.Errorf("reading the Request: %w", err)
 		}
 	}
 }

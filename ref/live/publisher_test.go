@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -419,27 +420,6 @@ func TestPublisherHooks(t *testing.T) {
 			},
 		},
 		{
-			name:  "forget what was announced",
-			hooks: live.PublisherHooks{ForgetAnnounced: true},
-			check: func(t *testing.T, _, after peer.Transcript) {
-				if anns, _ := countFrames(t, after); anns != 6 {
-					t.Errorf("%d announcements; want 6, two before each of three samples", anns)
-				}
-			},
-		},
-		{
-			name: "write before the Request",
-			hooks: live.PublisherHooks{BeforeRequest: func(c net.Conn, anns [][]byte) error {
-				_, err := c.Write(anns[0])
-				return err
-			}},
-			check: func(t *testing.T, before, _ peer.Transcript) {
-				if before.FrameCount != 1 {
-					t.Errorf("%d frames before the Request; want 1", before.FrameCount)
-				}
-			},
-		},
-		{
 			name: "write and publish replaced",
 			hooks: live.PublisherHooks{
 				Write: func(c net.Conn, b []byte, _ time.Duration, _ <-chan struct{}) error {
@@ -537,5 +517,49 @@ func BenchmarkPublisherToSubscriber(b *testing.B) {
 	}
 	if _, err := sub.Wait(ctx, func(r live.Report) bool { return r.Counters.Arrived >= uint64(b.N) }); err != nil {
 		b.Fatal(err)
+	}
+}
+
+// countingListener counts the connections it accepts.
+type countingListener struct {
+	net.Listener
+	accepted *atomic.Int64
+}
+
+func (l countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.accepted.Add(1)
+	}
+	return c, err
+}
+
+// TestPublisherListen: the publisher accepts subscribers on the listener
+// its Listen returns, and Streams lists what it has open, in reference
+// order, without a withdrawn stream.
+func TestPublisherListen(t *testing.T) {
+	ctx := testCtx(t)
+	var accepted atomic.Int64
+	p := newPublisher(t, ctx, live.PublisherConfig{Listen: func(ctx context.Context, network, addr string) (net.Listener, error) {
+		var lc net.ListenConfig
+		ln, err := lc.Listen(ctx, network, addr)
+		return countingListener{ln, &accepted}, err
+	}})
+	a, b, c := open(t, p, "gaze", ""), open(t, p, "gaze", ""), open(t, p, "other", "")
+	b.Withdraw()
+	sub := dial(t, ctx, p)
+	if err := sub.SendRequest(ctx, "gaze", nil); err != nil {
+		t.Fatal(err)
+	}
+	attached(t, ctx, p, 1)
+	if n := accepted.Load(); n != 1 {
+		t.Errorf("the listener accepted %d connections, want 1", n)
+	}
+	var refs []uint32
+	for _, s := range p.Streams() {
+		refs = append(refs, s.Ref())
+	}
+	if want := []uint32{a.Ref(), c.Ref()}; !slices.Equal(refs, want) {
+		t.Errorf("Streams: references %v, want %v", refs, want)
 	}
 }

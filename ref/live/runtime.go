@@ -47,11 +47,12 @@ type RuntimeConfig struct {
 	// Nodes is the graph.
 	Nodes []GraphNode
 	// Misses is how many silent periods declare a node gone; 0 means
-	// Misses. Only tests and mutants change it.
+	// Misses, the three of ranvier-wire §6.5.
 	Misses int
-	// Admit, when set, replaces the admission of a Register: it is given the
-	// Register and the reference's admission, and returns the Refuse to send,
-	// or nil to accept. Only mutants set it.
+	// Admit decides a Register: it is given the Register and the
+	// specified admission (§5.2), and returns the Refuse to send, or nil to
+	// accept. Nil means the specified admission. A runtime that admits
+	// otherwise, such as a conform mutant, is built with one.
 	Admit func(reg *controlpb.Register, admit func(*controlpb.Register) *controlpb.Refuse) *controlpb.Refuse
 }
 
@@ -422,7 +423,7 @@ func (s *rtSession) send(m *controlpb.ToNode, quit <-chan struct{}) error {
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	if err := writePatient(s.nc, b, DefaultPatience, quit); err != nil {
+	if err := WritePatient(s.nc, b, DefaultPatience, quit); err != nil {
 		return fmt.Errorf("live runtime: sending to node %q: %w", s.node, err)
 	}
 	return nil

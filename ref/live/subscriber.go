@@ -36,8 +36,9 @@ type SubscriberConfig struct {
 }
 
 // SubscriberHooks each replace one step of a Subscriber. The zero value is
-// the reference's behaviour; conform's mutants (sut/mutant) set one hook to
-// break one rule.
+// the specified step; another describes a subscriber that takes that step
+// otherwise, so that it can be built from this one and compared with it
+// (conform's mutants, sut/mutant, are built so).
 type SubscriberHooks struct {
 	// ReadTimedOut is called when a connection's read times out. A non-nil
 	// error closes the connection, recorded as that error. Nil reads on

@@ -6,7 +6,7 @@ import (
 )
 
 // StreamInfo is an announcement as decoded, field for field the
-// ranvier.message.v1.StreamInfo of RECONSTRUCTED.md §1 (numbers pinned by
+// ranvier.message.v1.StreamInfo of reconstructed§ranvier-fields (numbers pinned by
 // ranvier-wire §4.4). Strings are as they came off the wire, where an absent
 // string and an empty one are the same bytes; enums are raw numbers. Read it
 // with ReadAnnouncement.
@@ -57,7 +57,7 @@ type Production struct{ Settings []Setting }
 // behaviour by itself.
 type Origin int32
 
-// The origins of RECONSTRUCTED.md §1 (pinned by ranvier-wire §4.4).
+// The origins of reconstructed§ranvier-fields (pinned by ranvier-wire §4.4).
 const (
 	OriginUnspecified Origin = 0
 	OriginRaw         Origin = 1
@@ -68,7 +68,7 @@ const (
 // AssertionMethod says how an application knew who was operating.
 type AssertionMethod int32
 
-// The assertion methods of RECONSTRUCTED.md §1.
+// The assertion methods of reconstructed§ranvier-fields.
 const (
 	AssertionUnspecified     AssertionMethod = 0
 	AssertionDeclared        AssertionMethod = 1

@@ -1,12 +1,12 @@
 // Package streams is conform's reference implementation of the Ranvier
-// streams contract (spec/ranvier-streams.md): how samples are numbered, how a
+// streams contract (ranvier-streams): how samples are numbered, how a
 // subscriber counts what it lost and where, and how it reads what a
 // connection announces about a stream.
 //
 // It is the oracle every streams case and fuzzer compares a SUT against, so
 // each rule is written from the specification's words and cites its section.
 // Where the specification is silent or contradicts itself, the package
-// follows spec/RECONSTRUCTED.md and says so beside the rule.
+// follows the pins of docs/requirements.md and says so beside the rule.
 //
 // The package works on plain Go values. Decoding bytes into a Sample or a
 // StreamInfo is the wire package's business; this one starts after that:

@@ -46,7 +46,7 @@ type FrameCounter struct {
 //
 // ranvier-wire §4.5 and §6.3 say only that such frames are skipped, and
 // ranvier-wire §8 leaves counting them open; ranvier-streams §3.6a requires
-// counting, and RECONSTRUCTED.md §4 (first row) follows it. A kind outside
+// counting, and reconstructed§contradictions (first row) follows it. A kind outside
 // the four named ones is read the same way: nothing readable.
 func (c *FrameCounter) Count(conn ConnID, k FrameKind) bool {
 	if c.conns == nil {

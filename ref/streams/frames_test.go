@@ -8,7 +8,7 @@ import (
 	"github.com/conform-suite/conform/ref/streams"
 )
 
-// TestUnreadableFrames is §3.6a with RECONSTRUCTED.md §4's first row: both
+// TestUnreadableFrames is §3.6a with reconstructed§contradictions's first row: both
 // kinds of unreadable frame are skipped and counted, per connection.
 func TestUnreadableFrames(t *testing.T) {
 	type frame struct {

@@ -62,8 +62,9 @@ const (
 	// Reordered: the position was inside the window and not yet seen; it was
 	// credited back against missing (§3.4).
 	Reordered
-	// Beyond: the position was ReorderWindow or more behind the mark, so it
-	// was counted reordered with nothing to check it against (§3.4).
+	// Beyond: the position was the window (ReorderWindow) or more behind
+	// the mark, so it was counted reordered with nothing to check it
+	// against (§3.4).
 	Beyond
 )
 
@@ -86,17 +87,111 @@ type pairKey struct {
 // track is the bounded state kept per pair: the high-water mark, its publish
 // timestamp (the lower bound of the next break) and one word of history.
 // Bit d of seen is set when sequence highest-d has been observed, so the
-// word holds exactly ReorderWindow positions (§3.4).
+// word holds exactly ReorderWindow positions (§3.4). A tracker built with a
+// wider window keeps the positions from 64 on in Tracker.more.
 type track struct {
 	highest   uint64
 	highestNs uint64
 	seen      uint64
 }
 
+// window is the history of one pair as its tracker keeps it: seen and,
+// for a window above 64, the words of more, bit d in word d/64.
+type window struct {
+	tr   *track
+	more []uint64
+}
+
+// advance records a new high-water mark step above the old one: every
+// position moves step further behind, and the new mark is seen. shift moves
+// the first word (nil: Go's <<, which defines a shift by 64 or more as 0 and
+// so drops what falls out of the word).
+func (w window) advance(step uint64, shift func(history, step uint64) uint64) {
+	if len(w.more) > 0 {
+		w.shiftMore(step)
+	}
+	if shift != nil {
+		w.tr.seen = shift(w.tr.seen, step) | 1
+		return
+	}
+	w.tr.seen = w.tr.seen<<step | 1
+}
+
+// shiftMore moves the words beyond the first step positions back, taking
+// in what leaves seen. It runs before seen itself is shifted.
+func (w window) shiftMore(step uint64) {
+	word := func(i int) uint64 { // word i of the whole history, 0 being seen
+		switch {
+		case i == 0:
+			return w.tr.seen
+		case i > 0:
+			return w.more[i-1]
+		}
+		return 0
+	}
+	k, r := int(min(step/64, uint64(len(w.more)+1))), step%64
+	for i := len(w.more); i >= 1; i-- {
+		x := word(i-k) << r
+		if r > 0 {
+			x |= word(i-k-1) >> (64 - r)
+		}
+		w.more[i-1] = x
+	}
+}
+
+// has reports whether the position distance behind the mark was seen.
+func (w window) has(distance uint64) bool {
+	if distance < 64 {
+		return w.tr.seen&(1<<distance) != 0
+	}
+	return w.more[distance/64-1]&(1<<(distance%64)) != 0
+}
+
+// mark records the position distance behind the mark as seen.
+func (w window) mark(distance uint64) {
+	if distance < 64 {
+		w.tr.seen |= 1 << distance
+		return
+	}
+	w.more[distance/64-1] |= 1 << (distance % 64)
+}
+
+// TrackerOptions configure a Tracker. The zero value is the tracker
+// ranvier-streams §3 specifies; NewTracker returns it. Each option names one
+// decision of §3, so that an implementation that decides it otherwise can be
+// built from this one and compared with it.
+type TrackerOptions struct {
+	// Window is how far behind the high-water mark a late sample is still
+	// checked against the history of what was seen. Zero means
+	// ReorderWindow, the width §3.4 fixes.
+	Window int
+	// Tracked reports whether a sample is attributed to a stream and
+	// tracked. Nil means one naming a stream and carrying a sequence: a
+	// stream_ref and a sequence both above 0 (§2.1, §3.6).
+	Tracked func(Sample) bool
+	// Shift moves a pair's first word of history, bit d standing for the
+	// position d behind the high-water mark, step positions further back
+	// when the mark advances by step, and returns the moved word. Nil means
+	// the shift §3.4 requires: every position moves step back, so a step of
+	// 64 or more leaves nothing of the old history in the word (Go's <<
+	// gives 0 for such a step). A language whose shift takes its count
+	// modulo the word size (C on x86, Java, JavaScript) keeps a stale
+	// history after a long step unless it checks the step first; this
+	// option builds that implementation so it can be compared.
+	Shift func(history, step uint64) uint64
+}
+
 // Tracker is a subscriber's sequence tracker (ranvier-streams §3.2–§3.7).
 // Its counters are per tracker; a Subscription owns one. The zero value is
 // not usable; call NewTracker. A Tracker is not safe for concurrent use.
 type Tracker struct {
+	width   uint64 // the reorder window
+	tracked func(Sample) bool
+	shift   func(history, step uint64) uint64
+	// more holds each pair's history beyond its first word, for a window
+	// above 64; nil otherwise.
+	more map[*track][]uint64
+
 	tracks map[pairKey]*track
 	c      Counters
 	last   Break
@@ -108,8 +203,18 @@ type Tracker struct {
 }
 
 // NewTracker returns a Tracker that has seen nothing.
-func NewTracker() *Tracker {
-	return &Tracker{tracks: make(map[pairKey]*track)}
+func NewTracker() *Tracker { return NewTrackerWith(TrackerOptions{}) }
+
+// NewTrackerWith returns a Tracker with options opts that has seen nothing.
+func NewTrackerWith(opts TrackerOptions) *Tracker {
+	t := &Tracker{width: ReorderWindow, tracked: opts.Tracked, shift: opts.Shift, tracks: make(map[pairKey]*track)}
+	if opts.Window > 0 {
+		t.width = uint64(opts.Window)
+	}
+	if t.width > 64 {
+		t.more = make(map[*track][]uint64)
+	}
+	return t
 }
 
 // Observe accounts for one arriving sample on connection conn and reports
@@ -120,7 +225,7 @@ func (t *Tracker) Observe(conn ConnID, s Sample) Outcome {
 
 	// §3.6, §2.1: a sample naming no stream or carrying no sequence cannot be
 	// attributed; guessing produces false gaps. It arrived and that is all.
-	if s.StreamRef == 0 || s.Sequence == 0 {
+	if !t.isTracked(s) {
 		t.c.Untracked++
 		return Untracked
 	}
@@ -134,6 +239,9 @@ func (t *Tracker) Observe(conn ConnID, s Sample) Outcome {
 			// nothing missing; a subscriber that starts at 5000 began late.
 			// §3.7: the distinct-stream count counts tracked pairs.
 			tr = &track{highest: s.Sequence, highestNs: s.MonotonicNs, seen: 1}
+			if t.more != nil {
+				t.more[tr] = make([]uint64, (t.width-1)/64)
+			}
 			t.tracks[k] = tr
 			t.hotKey, t.hotTrack = k, tr
 			t.c.Streams++
@@ -146,6 +254,22 @@ func (t *Tracker) Observe(conn ConnID, s Sample) Outcome {
 		return t.advance(k, tr, s)
 	}
 	return t.late(tr, s.Sequence)
+}
+
+// window returns the history of tr.
+func (t *Tracker) window(tr *track) window {
+	if t.more == nil {
+		return window{tr: tr}
+	}
+	return window{tr, t.more[tr]}
+}
+
+// isTracked reports whether s is attributed to a stream.
+func (t *Tracker) isTracked(s Sample) bool {
+	if t.tracked != nil {
+		return t.tracked(s)
+	}
+	return s.StreamRef != 0 && s.Sequence != 0
 }
 
 // advance handles a sample past the high-water mark (§3.3).
@@ -165,9 +289,8 @@ func (t *Tracker) advance(k pairKey, tr *track, s Sample) Outcome {
 		}
 		out = Gap
 	}
-	// Positions step or more behind the new mark fall out of the window. Go
-	// defines a shift by 64 or more as 0, which is exactly that.
-	tr.seen = tr.seen<<step | 1
+	// Positions step or more behind the new mark fall out of the window.
+	t.window(tr).advance(step, t.shift)
 	tr.highest = s.Sequence
 	tr.highestNs = s.MonotonicNs
 	return out
@@ -177,11 +300,11 @@ func (t *Tracker) advance(k pairKey, tr *track, s Sample) Outcome {
 func (t *Tracker) late(tr *track, seq uint64) Outcome {
 	distance := tr.highest - seq
 	switch {
-	case distance >= ReorderWindow:
+	case distance >= t.width:
 		// §3.4: no retained history to check against, so never a duplicate.
 		t.c.Reordered++
 		return Beyond
-	case tr.seen&(1<<distance) != 0:
+	case t.window(tr).has(distance):
 		// §3.4: inside the window and already seen.
 		t.c.Duplicated++
 		return Duplicate
@@ -189,7 +312,7 @@ func (t *Tracker) late(tr *track, seq uint64) Outcome {
 		// §3.4: inside the window and unseen: it was counted missing when the
 		// gap opened and it is not missing. Saturate at zero. Breaks are
 		// never credited back.
-		tr.seen |= 1 << distance
+		t.window(tr).mark(distance)
 		t.c.Reordered++
 		if t.c.Missing > 0 {
 			t.c.Missing--

@@ -3,6 +3,7 @@ package tlv
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 )
 
 // A Decoder turns the bytes of one frame into a tree of nodes that view those
@@ -12,11 +13,27 @@ import (
 // recursion, bounded by MaxDepth.
 //
 // A Decoder holds only configuration; one value may be used by many goroutines.
+// Besides the depth bound, each field names one decision the TLV pins (docs/requirements.md)
+// makes for the decoder, so that a decoder that decides it otherwise can be
+// built from this one and compared with it; the zero value of each is the
+// specified decision.
 type Decoder struct {
 	// MaxDepth is the deepest nesting accepted, counting the frame's root as
 	// depth 1; a deeper TLV refuses the frame with StatusNestingTooDeep. Zero
 	// means DefaultMaxDepth.
 	MaxDepth int
+	// Checks are the checks each header passes once its type and opt bytes
+	// are read, in order; the first refusal wins. Nil means HeaderChecks().
+	Checks []HeaderCheck
+	// Header is the header format. Nil means StandardHeader.
+	Header HeaderFormat
+	// Verify verifies a trailer's check. Nil means VerifyCheck.
+	Verify func(TrailerCheck) error
+	// Walk reports whether a TLV's payload is read as its children. Nil
+	// means when its opt has PL, whatever its type (the TLV pins (docs/requirements.md) "Type
+	// codes"). A structured TLV that is not walked has no children; its
+	// payload is bytes.
+	Walk func(t Type, opt Opt) bool
 }
 
 // A Trailer is what a frame carried after its payload, as read at ingress.
@@ -57,7 +74,7 @@ func (d *Decoder) DecodeFrame(r Rope) (*Node, Trailer, error) {
 	var a arena
 	c := r.cursor()
 	root := a.node()
-	if err := readHeader(&c, r.Len(), root); err != nil {
+	if err := d.readHeader(&c, r.Len(), root); err != nil {
 		return nil, Trailer{}, err
 	}
 	if end := c.pos + root.payload.Len() + root.opt.TrailerSize(); end != r.Len() {
@@ -72,7 +89,7 @@ func (d *Decoder) DecodeFrame(r Rope) (*Node, Trailer, error) {
 	}
 	var stack []open
 	var kids []*Node
-	if root.opt.PL() {
+	if d.walks(root) {
 		stack = append(stack, open{root, c.pos + root.payload.Len(), 0})
 	} else {
 		c.skip(root.payload.Len())
@@ -94,11 +111,11 @@ func (d *Decoder) DecodeFrame(r Rope) (*Node, Trailer, error) {
 				Reason: fmt.Sprintf("a TLV at depth %d exceeds the bound of %d", len(stack)+1, maxDepth)}
 		}
 		child := a.node()
-		if err := readHeader(&c, top.end, child); err != nil {
+		if err := d.readHeader(&c, top.end, child); err != nil {
 			return nil, Trailer{}, err
 		}
 		kids = append(kids, child)
-		if child.opt.PL() {
+		if d.walks(child) {
 			stack = append(stack, open{child, c.pos + child.payload.Len(), len(kids)})
 			continue
 		}
@@ -151,12 +168,20 @@ func (a *arena) children(kids []*Node) []*Node {
 	return a.ptrs[l : l+n : l+n]
 }
 
+// walks reports whether n's payload is read as its children.
+func (d *Decoder) walks(n *Node) bool {
+	if d.Walk == nil {
+		return n.opt.PL()
+	}
+	return d.Walk(n.typ, n.opt)
+}
+
 // readHeader reads the header at the cursor into n, whose payload becomes a
 // view of the bytes that follow it, leaving the cursor at the payload's first
 // byte. limit is where the enclosing span ends: the rope for a root, the
 // parent's payload for a child. A check in the trailer is verified here, before
 // anything inside the node is interpreted.
-func readHeader(c *cursor, limit int, n *Node) error {
+func (d *Decoder) readHeader(c *cursor, limit int, n *Node) error {
 	start := *c
 	avail := limit - c.pos
 	if avail < headerSize {
@@ -165,49 +190,57 @@ func readHeader(c *cursor, limit int, n *Node) error {
 	var h [headerSizeLL]byte
 	c.read(h[:headerSize])
 	t, opt := Type(h[0]), Opt(h[1])
-	switch {
-	case t == TypeInvalid:
-		return malformed(int64(start.pos), "type 0x00 is invalid")
-	case opt&OptReserved != 0:
-		return malformed(int64(start.pos+1), "reserved opt bits set (opt 0x%02x)", uint8(opt))
-	case opt.CRC() == CRCReserved:
-		return malformed(int64(start.pos+1), "CRC code 3 is reserved (opt 0x%02x)", uint8(opt))
+	checks := d.Checks
+	if checks == nil {
+		checks = headerChecks[:]
 	}
-	var length uint64
-	if opt.LL() {
-		if avail < headerSizeLL {
-			return malformed(int64(start.pos), "an LL header needs %d bytes, %d present", headerSizeLL, avail)
-		}
-		c.read(h[headerSize:headerSizeLL])
-		length = uint64(binary.LittleEndian.Uint32(h[headerLengthAt:]))
-	} else {
-		length = uint64(binary.LittleEndian.Uint16(h[headerLengthAt:]))
-	}
-	need := uint64(opt.HeaderSize()) + length + uint64(opt.TrailerSize())
-	if need > uint64(avail) {
-		return malformed(int64(start.pos), "%s claims %d payload bytes and a %d-byte trailer; %d bytes present after the header",
-			t, length, opt.TrailerSize(), avail-opt.HeaderSize())
-	}
-	*n = Node{typ: t, opt: opt, payload: c.view(int(length))}
-	if opt.CRC() != CRCNone {
-		if err := verifyCRC(start, int(need), opt.CRC()); err != nil {
+	for _, check := range checks {
+		if err := check(HeaderAt{Offset: int64(start.pos), Type: t, Opt: opt}); err != nil {
 			return err
 		}
 	}
-	return nil
-}
-
-// verifyCRC checks the frame of size bytes at c, whose trailer ends in a check
-// of the given kind covering every byte before it.
-func verifyCRC(c cursor, size int, kind CRC) error {
-	w := crcWidths[kind]
-	covered := c.view(size - w)
-	want := checksum(kind, covered)
-	c.skip(size - w)
-	got := readLE(&c, w)
-	if got != want {
-		return &DecodeError{Status: StatusCRCMismatch, Offset: int64(c.pos - w),
-			Reason: fmt.Sprintf("%s is 0x%0*x, the bytes give 0x%0*x", kind, 2*w, got, 2*w, want)}
+	// The standard format is called directly, so that h stays on the stack.
+	var format HeaderFormat = StandardHeader{}
+	if d.Header != nil {
+		format = d.Header
+	}
+	hs := format.Size(opt)
+	switch {
+	case hs < headerSize || hs > headerSizeLL:
+		return malformed(int64(start.pos), "a header format gave a %d-byte header", hs)
+	case hs > avail:
+		return malformed(int64(start.pos), "an LL header needs %d bytes, %d present", hs, avail)
+	}
+	c.read(h[headerSize:hs])
+	var length uint64
+	if d.Header == nil {
+		length, _ = StandardHeader{}.Length(h[:hs], avail-hs)
+	} else {
+		var err error
+		if length, err = d.Header.Length(slices.Clone(h[:hs]), avail-hs); err != nil {
+			return err
+		}
+	}
+	need := uint64(hs) + length + uint64(opt.TrailerSize())
+	if need > uint64(avail) {
+		return malformed(int64(start.pos), "%s claims %d payload bytes and a %d-byte trailer; %d bytes present after the header",
+			t, length, opt.TrailerSize(), avail-hs)
+	}
+	*n = Node{typ: t, opt: opt, payload: c.view(int(length))}
+	if kind := opt.CRC(); kind != CRCNone {
+		w := crcWidths[kind]
+		tc := TrailerCheck{Kind: kind, Covered: start.view(int(need) - w), HeaderSize: hs, PayloadLen: int(length)}
+		check := start
+		check.skip(int(need) - w)
+		tc.At = int64(check.pos)
+		tc.Check = readLE(&check, w)
+		verify := d.Verify
+		if verify == nil {
+			verify = VerifyCheck
+		}
+		if err := verify(tc); err != nil {
+			return err
+		}
 	}
 	return nil
 }

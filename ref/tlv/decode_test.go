@@ -16,15 +16,15 @@ var decodeVectors = []struct {
 	in        []byte
 	want      string
 }{
-	{"PATH /alpha", "RECONSTRUCTED §2 Header (pinned vector); graph model §The two compositions",
+	{"PATH /alpha", "reconstructed§tlv-header (pinned vector); graph model §The two compositions",
 		hx(`06 00 06 00 05 "alpha"`), "PATH[05616c706861]"},
-	{"empty STATUS", "RECONSTRUCTED §2 Header (pinned vector)",
+	{"empty STATUS", "reconstructed§tlv-header (pinned vector)",
 		hx("09 00 00 00"), "STATUS[]"},
-	{"PATH /sensor/temp", "RECONSTRUCTED §2 PATH payload (pinned vector)",
+	{"PATH /sensor/temp", "reconstructed§tlv-path (pinned vector)",
 		hx(`06 00 0c 00 06 "sensor" 04 "temp"`), "PATH[0673656e736f720474656d70]"},
 	{"nesting 1: a leaf", "graph model §Nested TLV structure",
 		hx("01 00 01 00 2a"), "VALUE[2a]"},
-	{"nesting 2: POINT{NAME, VALUE}", "graph model §Nested TLV structure; RECONSTRUCTED §2 POINT",
+	{"nesting 2: POINT{NAME, VALUE}", "graph model §Nested TLV structure; reconstructed§tlv-records",
 		hx(`07 01 0a 00 02 00 01 00 "a" 01 00 01 00 2a`), "POINT<PL>{NAME[61] VALUE[2a]}"},
 	{"nesting 3: POINT{NAME, POINT{NAME, VALUE}}", "graph model §Nested TLV structure",
 		hx(`07 01 13 00 02 00 01 00 "r" 07 01 0a 00 02 00 01 00 "a" 01 00 01 00 2a`),
@@ -34,15 +34,15 @@ var decodeVectors = []struct {
 		"SUBSCRIBER<PL>{PATH[0161] SETTINGS<PL>{NAME[6b6579] RESULT<PL>{VALUE[010203]}}}"},
 	{"empty structured TLV", "graph model §Nested TLV structure",
 		hx("0b 01 00 00"), "SETTINGS<PL>{}"},
-	{"non-minimal LL is accepted", "RECONSTRUCTED §2: a reader MUST accept a non-minimal LL = 1 header",
+	{"non-minimal LL is accepted", "the TLV pins (docs/requirements.md): a reader MUST accept a non-minimal LL = 1 header",
 		hx("01 02 01 00 00 00 2a"), "VALUE<LL>[2a]"},
-	{"non-minimal LL child", "RECONSTRUCTED §2",
+	{"non-minimal LL child", "the TLV pins (docs/requirements.md)",
 		hx("0b 01 07 00 01 02 01 00 00 00 2a"), "SETTINGS<PL>{VALUE<LL>[2a]}"},
-	{"unknown type is opaque", "RECONSTRUCTED §2 Type codes: unknown codes decode as opaque TLVs",
+	{"unknown type is opaque", "reconstructed§tlv-type-codes: unknown codes decode as opaque TLVs",
 		hx("7e 00 02 00 01 00"), "TYPE(0x7e)[0100]"},
-	{"unknown type follows PL", "RECONSTRUCTED §2 Type codes: their PL bit still governs recursion",
+	{"unknown type follows PL", "reconstructed§tlv-type-codes: their PL bit still governs recursion",
 		hx("7e 01 05 00 01 00 01 00 2a"), "TYPE(0x7e)<PL>{VALUE[2a]}"},
-	{"ROUTER decodes", "RECONSTRUCTED §2 Type codes: 0x0D reserved, decodable",
+	{"ROUTER decodes", "reconstructed§tlv-type-codes: 0x0D reserved, decodable",
 		hx("0d 00 00 00"), "ROUTER[]"},
 	{"child keeps its own trailer", "graph model §Nested TLV structure: a child MAY carry its own trailer",
 		append(hx("0b 01 0d 00"), withTrailer(hx("01 00 01 00 2a"), 4, 1, 0x11223344)...),
@@ -102,23 +102,23 @@ var malformedVectors = []struct {
 	status    tlv.Status
 	offset    int64
 }{
-	{"empty input", "RECONSTRUCTED §2 Header: 4 bytes", nil, tlv.StatusMalformed, 0},
-	{"3-byte header", "RECONSTRUCTED §2 Header", hx("06 00 06"), tlv.StatusMalformed, 0},
-	{"type 0x00", "RECONSTRUCTED §2 Type codes: 0x00 is invalid", hx("00 00 00 00"), tlv.StatusMalformed, 0},
-	{"reserved opt bit 6", "RECONSTRUCTED §2 opt: a reserved bit set is refused", hx("01 40 00 00"), tlv.StatusMalformed, 1},
-	{"reserved opt bit 7", "RECONSTRUCTED §2 opt", hx("01 80 00 00"), tlv.StatusMalformed, 1},
-	{"CRC code 3", "RECONSTRUCTED §2 opt: CRC code 3 is refused", hx("01 30 00 00 00 00 00 00 00 00 00 00"), tlv.StatusMalformed, 1},
-	{"LL header cut at 5 bytes", "RECONSTRUCTED §2 Header: 6 bytes with LL", hx("01 02 00 00 00"), tlv.StatusMalformed, 0},
-	{"length beyond the bytes", "RECONSTRUCTED §2: length counts the payload", hx(`06 00 07 00 05 "alpha"`), tlv.StatusMalformed, 0},
-	{"length counting the header", "RECONSTRUCTED §2: not the header", hx(`06 00 0a 00 05 "alpha"`), tlv.StatusMalformed, 0},
+	{"empty input", "reconstructed§tlv-header: 4 bytes", nil, tlv.StatusMalformed, 0},
+	{"3-byte header", "reconstructed§tlv-header", hx("06 00 06"), tlv.StatusMalformed, 0},
+	{"type 0x00", "reconstructed§tlv-type-codes: 0x00 is invalid", hx("00 00 00 00"), tlv.StatusMalformed, 0},
+	{"reserved opt bit 6", "the TLV pins (docs/requirements.md) opt: a reserved bit set is refused", hx("01 40 00 00"), tlv.StatusMalformed, 1},
+	{"reserved opt bit 7", "the TLV pins (docs/requirements.md) opt", hx("01 80 00 00"), tlv.StatusMalformed, 1},
+	{"CRC code 3", "the TLV pins (docs/requirements.md) opt: CRC code 3 is refused", hx("01 30 00 00 00 00 00 00 00 00 00 00"), tlv.StatusMalformed, 1},
+	{"LL header cut at 5 bytes", "reconstructed§tlv-header: 6 bytes with LL", hx("01 02 00 00 00"), tlv.StatusMalformed, 0},
+	{"length beyond the bytes", "the TLV pins (docs/requirements.md): length counts the payload", hx(`06 00 07 00 05 "alpha"`), tlv.StatusMalformed, 0},
+	{"length counting the header", "the TLV pins (docs/requirements.md): not the header", hx(`06 00 0a 00 05 "alpha"`), tlv.StatusMalformed, 0},
 	{"LL claims 4 GiB", "issue 5: a claimed length beyond the bytes present is malformed", hx("01 02 ff ff ff ff 00"), tlv.StatusMalformed, 0},
-	{"bytes after the frame", "RECONSTRUCTED §2: a frame is header + payload + trailer", hx("09 00 00 00 00"), tlv.StatusMalformed, 4},
+	{"bytes after the frame", "the TLV pins (docs/requirements.md): a frame is header + payload + trailer", hx("09 00 00 00 00"), tlv.StatusMalformed, 4},
 	{"child overruns its parent", "graph model §Nested TLV structure", hx("0b 01 05 00 01 00 02 00 2a"), tlv.StatusMalformed, 4},
 	{"child header cut by its parent", "graph model §Nested TLV structure", hx("0b 01 02 00 01 00"), tlv.StatusMalformed, 4},
-	{"child of type 0x00", "RECONSTRUCTED §2 Type codes", hx("0b 01 04 00 00 00 00 00"), tlv.StatusMalformed, 4},
-	{"child with a reserved bit", "RECONSTRUCTED §2 opt", hx("0b 01 04 00 01 80 00 00"), tlv.StatusMalformed, 5},
-	{"trailer announced, absent", "RECONSTRUCTED §2 Trailer", hx("09 10 00 00"), tlv.StatusMalformed, 0},
-	{"CRC-32C mismatch", "RECONSTRUCTED §2 Trailer: the CRC covers every byte before it", hx("09 10 00 00 00 00 00 00"), tlv.StatusCRCMismatch, 4},
+	{"child of type 0x00", "reconstructed§tlv-type-codes", hx("0b 01 04 00 00 00 00 00"), tlv.StatusMalformed, 4},
+	{"child with a reserved bit", "the TLV pins (docs/requirements.md) opt", hx("0b 01 04 00 01 80 00 00"), tlv.StatusMalformed, 5},
+	{"trailer announced, absent", "reconstructed§tlv-trailer", hx("09 10 00 00"), tlv.StatusMalformed, 0},
+	{"CRC-32C mismatch", "reconstructed§tlv-trailer: the CRC covers every byte before it", hx("09 10 00 00 00 00 00 00"), tlv.StatusCRCMismatch, 4},
 }
 
 func TestDecodeMalformed(t *testing.T) {
@@ -139,7 +139,7 @@ func TestDecodeMalformed(t *testing.T) {
 }
 
 // Truncation at every byte of every vector, trailers included, is malformed
-// (RECONSTRUCTED §2: length counts the payload; a frame is header + payload +
+// (the TLV pins (docs/requirements.md): length counts the payload; a frame is header + payload +
 // trailer).
 func TestDecodeTruncatedAtEveryByte(t *testing.T) {
 	var inputs [][]byte
@@ -196,7 +196,7 @@ func chain(depth int) []byte {
 }
 
 // Nesting is bounded by the receiver, 64 by default, and exhaustion answers
-// tr::tlv::nesting_too_deep (RECONSTRUCTED §2 Decoder resources; graph model
+// tr::tlv::nesting_too_deep (the TLV pins (docs/requirements.md) Decoder resources; graph model
 // §The structured TLV in memory).
 func TestDecodeDepthBound(t *testing.T) {
 	tests := []struct {
@@ -243,8 +243,9 @@ func TestDecodeDepthErrorOffset(t *testing.T) {
 	}
 }
 
-// LL boundaries: 0xFFFF fits the 4-byte header, 0x10000 needs LL (RECONSTRUCTED
-// §2: an originator SHOULD use LL = 0 whenever length <= 0xFFFF).
+// LL boundaries: 0xFFFF fits the 4-byte header, 0x10000 needs LL
+// (reconstructed§tlv-header: an originator SHOULD use LL = 0 whenever
+// length <= 0xFFFF).
 func TestLLBoundaries(t *testing.T) {
 	tests := []struct {
 		n    int

@@ -1,8 +1,8 @@
 // Package tlv is the reference implementation of libtracer's TLV substrate, the
 // oracle conform's tlv cases and fuzzers compare an implementation against.
 //
-// The specification is spec/libtracer-graph-model.md; the byte layout its missing
-// companions would give is pinned in spec/RECONSTRUCTED.md §2, and §4 decides
+// The specification is libtracer-graph-model; the byte layout its missing
+// companions would give is pinned in the TLV pins (docs/requirements.md), and §4 decides
 // where the sources contradict themselves. Every byte-level constant lives in
 // reconstructed.go, marked pinned or reconstructed.
 //

@@ -93,7 +93,7 @@ func TestEditsRefuse(t *testing.T) {
 	}
 }
 
-// An edit that outgrows 16 bits sets LL in the new header (RECONSTRUCTED §2).
+// An edit that outgrows 16 bits sets LL in the new header (the TLV pins (docs/requirements.md)).
 func TestEditsGrowLL(t *testing.T) {
 	big := tlv.NewLeaf(tlv.TypeValue, make([]byte, 0x8000))
 	c := tlv.NewStruct(tlv.TypeSettings, big)

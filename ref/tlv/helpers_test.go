@@ -100,7 +100,7 @@ var (
 )
 
 // withTrailer appends a trailer to frame (whose opt must be clear of TS and CRC)
-// by RECONSTRUCTED §2, independently of the package: it sets the opt bits, then
+// by the TLV pins (docs/requirements.md), independently of the package: it sets the opt bits, then
 // appends the timestamp and the check over everything before it.
 func withTrailer(frame []byte, ts int, crc int, stamp uint64) []byte {
 	out := append([]byte(nil), frame...)

@@ -3,7 +3,7 @@ package tlv
 import "fmt"
 
 // A Router is the stateless forwarder of one node (graph model §The shedding
-// rule; RECONSTRUCTED §2 "The forward hop" and §4). It knows only the node's
+// rule; the TLV pins (docs/requirements.md) "The forward hop" and §4). It knows only the node's
 // links, each named by its mount run; it keeps no per-request state.
 type Router struct {
 	links [][]byte

@@ -19,7 +19,7 @@ func testRouter(t testing.TB) *tlv.Router {
 }
 
 // The worked sequence with whole mount runs (graph model §The shedding rule and
-// §A worked sequence; RECONSTRUCTED §2 The forward hop and §4: the whole run is
+// §A worked sequence; reconstructed§tlv-forward-hop and §4: the whole run is
 // stripped from dst and the inbound run prepended to src, not one segment).
 var (
 	fwdBefore = hx(`0f 01 32 00  0a 00 01 00 01` +
@@ -89,7 +89,7 @@ func sameViews(a, b tlv.Rope) bool {
 	return true
 }
 
-// Terminus detection (RECONSTRUCTED §2 The forward hop): a dst that is a mount
+// Terminus detection (reconstructed§tlv-forward-hop): a dst that is a mount
 // run with nothing after it is the connection's identity vertex; a dst that
 // begins with no run is local.
 func TestHopTerminus(t *testing.T) {
@@ -146,7 +146,7 @@ func TestHopLongestRun(t *testing.T) {
 	}
 }
 
-// A forwarder re-emits what it received, minimal or not (RECONSTRUCTED §2):
+// A forwarder re-emits what it received, minimal or not (the TLV pins (docs/requirements.md)):
 // non-minimal LL headers on the FWD, its routes and its payload stay LL.
 func TestHopKeepsNonMinimalHeaders(t *testing.T) {
 	op := hx("0a 02 01 00 00 00 01")

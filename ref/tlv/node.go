@@ -87,7 +87,7 @@ type Node struct {
 
 // NewLeaf returns an opaque TLV (PL clear) of type t over payload. The header
 // is minimal: LL is set only when the payload is longer than 0xFFFF bytes
-// (RECONSTRUCTED §2: a node originating a frame uses LL = 0 when it can).
+// (the TLV pins (docs/requirements.md): a node originating a frame uses LL = 0 when it can).
 // payload is shared, not copied. NewLeaf panics if payload exceeds the 32-bit
 // length the format can carry.
 func NewLeaf(t Type, payload []byte) *Node {

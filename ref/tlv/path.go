@@ -8,12 +8,12 @@ import (
 )
 
 // A PATH payload is packed segment records, [u8 len][len bytes of UTF-8] each
-// (RECONSTRUCTED §2 "PATH payload", pinned). The vertex map is keyed on these
+// (the TLV pins (docs/requirements.md) "PATH payload", pinned). The vertex map is keyed on these
 // bytes, so two strings naming one vertex must give byte-identical payloads:
 // that is what canonicalization guarantees.
 
 // CanonicalPath returns the canonical PATH payload for the string form s, by
-// RECONSTRUCTED §2: s is split on '/'; a leading '/' is optional; empty segments
+// the TLV pins (docs/requirements.md): s is split on '/'; a leading '/' is optional; empty segments
 // (from "//" or a trailing '/') are dropped; the root is the empty payload. A
 // segment that is "." or "..", is longer than 255 bytes, contains NUL or is not
 // valid UTF-8 makes the path invalid (a *PathError with StatusPathInvalid).
@@ -100,7 +100,7 @@ func appendSegments(dst []byte, s string) []byte {
 	return dst
 }
 
-// ValidatePath checks a received PATH payload (RECONSTRUCTED §2): it is invalid
+// ValidatePath checks a received PATH payload (the TLV pins (docs/requirements.md)): it is invalid
 // when a record has length 0, contains the byte 0x2F, is not valid UTF-8, or runs
 // past the payload's end. The error is a *DecodeError with StatusPathInvalid and
 // the offset within the payload. The walk reads each record's length byte and

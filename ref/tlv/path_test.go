@@ -8,7 +8,7 @@ import (
 	"github.com/conform-suite/conform/ref/tlv"
 )
 
-// Canonicalization from the string form (RECONSTRUCTED §2 PATH payload; graph
+// Canonicalization from the string form (reconstructed§tlv-path; graph
 // model §Dispatch keyed on canonical PATH TLV bytes: two strings naming one
 // vertex give byte-identical payloads).
 func TestCanonicalPath(t *testing.T) {
@@ -59,7 +59,7 @@ func TestCanonicalPathInvalid(t *testing.T) {
 	}
 }
 
-// Validation of a received PATH payload (RECONSTRUCTED §2 PATH payload): a
+// Validation of a received PATH payload (reconstructed§tlv-path): a
 // record of length 0, containing 0x2F, not UTF-8, or running past the end is
 // invalid — whatever the rope, since a record's length byte may sit in one
 // segment and its text in the next (graph model §The two compositions).

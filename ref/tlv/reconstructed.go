@@ -7,11 +7,11 @@ import (
 
 // This file is the one place where the package states a byte-level constant of the
 // libtracer TLV format. The source documents pin some of them; the rest were
-// reconstructed by the suite (spec/RECONSTRUCTED.md §2) consistently with every
+// reconstructed by the suite (the TLV pins (docs/requirements.md)) consistently with every
 // fact the sources state. Each constant says which. No other file of the package
 // spells one of these numbers, so a change of reconstruction is a change here.
 
-// Header sizes. Pinned: RECONSTRUCTED §2 "Header" (4 bytes by default, 6 with LL),
+// Header sizes. Pinned: the TLV pins (docs/requirements.md) "Header" (4 bytes by default, 6 with LL),
 // from the printed vectors `06 00 06 00 …` and `09 00 00 00`.
 const (
 	headerLengthAt = 2 // the length follows the type and opt bytes
@@ -24,7 +24,7 @@ const (
 // Type is a TLV type code, the first byte of a header.
 type Type uint8
 
-// Type codes (RECONSTRUCTED §2 "Type codes").
+// Type codes (the TLV pins (docs/requirements.md) "Type codes").
 const (
 	TypeInvalid    Type = 0x00 // reconstructed: "0x00 is invalid"
 	TypeValue      Type = 0x01 // pinned
@@ -63,7 +63,7 @@ var typeNames = map[Type]string{
 }
 
 // Opt is the option byte of a header (byte 1). The flags are pinned to exist by
-// the graph model; their bit positions are reconstructed (RECONSTRUCTED §2, the
+// the graph model; their bit positions are reconstructed (the TLV pins (docs/requirements.md), the
 // `opt` table).
 type Opt uint8
 
@@ -77,7 +77,7 @@ const (
 	// OptCRC is the 2-bit check field, bits 4–5 (reconstructed).
 	OptCRC Opt = 3 << optCRCShift
 	// OptReserved are bits 6–7; writers emit 0 and readers refuse them
-	// (reconstructed, RECONSTRUCTED §2).
+	// (reconstructed, the TLV pins (docs/requirements.md)).
 	OptReserved Opt = 3 << 6
 
 	optTSShift  = 2
@@ -85,13 +85,13 @@ const (
 )
 
 // tsWidths maps the TS code to the timestamp width in bytes: none, 4, 6, 8
-// (reconstructed, RECONSTRUCTED §2; gives the graph model's trailer sizes).
+// (reconstructed, the TLV pins (docs/requirements.md); gives the graph model's trailer sizes).
 var tsWidths = [4]int{0, 4, 6, 8}
 
 // CRC is a trailer check kind, the value of the opt CRC field.
 type CRC uint8
 
-// CRC codes (reconstructed, RECONSTRUCTED §2). CRCReserved is refused on read.
+// CRC codes (reconstructed, the TLV pins (docs/requirements.md)). CRCReserved is refused on read.
 const (
 	CRCNone     CRC = 0
 	CRC32C      CRC = 1 // 4 bytes; reflected poly 0x1EDC6F41, check 0xE3069283
@@ -99,7 +99,7 @@ const (
 	CRCReserved CRC = 3
 )
 
-// The check tables (reconstructed, RECONSTRUCTED §2 "Trailer"). Go's
+// The check tables (reconstructed, the TLV pins (docs/requirements.md) "Trailer"). Go's
 // Castagnoli table is CRC-32C; its ECMA-182 table, reflected, with Update's
 // all-ones init and xorout, is CRC-64/XZ: both give the check values above for
 // "123456789", which the tests assert. Built once, never written.
@@ -114,7 +114,7 @@ var crcWidths = [4]int{0, 4, 8, 0}
 // Status is a libtracer status code, carried in a STATUS payload as a u16 LE.
 type Status uint16
 
-// Status codes (RECONSTRUCTED §2 "STATUS payload").
+// Status codes (the TLV pins (docs/requirements.md) "STATUS payload").
 const (
 	StatusOK                 Status = 0x0000 // pinned: the empty STATUS payload, not a code on the wire
 	StatusAccessDenied       Status = 0x0010 // reconstructed: tr::access::denied
@@ -150,7 +150,7 @@ var statusNames = map[Status]string{
 }
 
 // DefaultMaxDepth is the nesting bound the reference decoder applies when none is
-// configured, and the one it declares in its Hello (reconstructed, RECONSTRUCTED §2
+// configured, and the one it declares in its Hello (reconstructed, the TLV pins (docs/requirements.md)
 // "Decoder resources"). Depth counts TLVs from the frame's root, which is depth 1
 // (reconstructed: the sources bound depth but never say how it is counted).
 const DefaultMaxDepth = 64
@@ -158,7 +158,7 @@ const DefaultMaxDepth = 64
 // Op is a FWD operation code, the one byte of an OP payload.
 type Op uint8
 
-// Op codes (reconstructed, RECONSTRUCTED §2 "Record layouts").
+// Op codes (reconstructed, the TLV pins (docs/requirements.md) "Record layouts").
 const (
 	OpWrite     Op = 1
 	OpRead      Op = 2
@@ -167,7 +167,7 @@ const (
 	OpReply     Op = 5
 )
 
-// Path record limits (pinned: the record length is one byte, RECONSTRUCTED §2
+// Path record limits (pinned: the record length is one byte, the TLV pins (docs/requirements.md)
 // "PATH payload"; the separator 0x2F may not appear inside a record).
 const (
 	maxSegmentLen = 255
@@ -175,14 +175,14 @@ const (
 )
 
 // A link's mount run is net/<module>/<name>[/<peer>] (pinned: graph model §The
-// shedding rule; RECONSTRUCTED §2 "The forward hop").
+// shedding rule; the TLV pins (docs/requirements.md) "The forward hop").
 const (
 	mountRunHead        = "net"
 	mountRunMinSegments = 3
 	mountRunMaxSegments = 4 // with <peer>, on a bus link
 )
 
-// Setting keys (reconstructed, RECONSTRUCTED §2 "Record layouts").
+// Setting keys (reconstructed, the TLV pins (docs/requirements.md) "Record layouts").
 const (
 	KeyDeliveryPolicy = "delivery_policy"
 	KeyApp            = "app"

@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 )
 
-// The record layouts of RECONSTRUCTED §2: which children a structured TLV of a
+// The record layouts of the TLV pins (docs/requirements.md): which children a structured TLV of a
 // given type holds, in order. Each record has a Go type, a Node method that
 // builds it, and a Decode function that checks a node against the layout.
 //

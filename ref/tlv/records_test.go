@@ -55,7 +55,7 @@ func TestDeliveryPolicy(t *testing.T) {
 }
 
 // SUBSCRIBER: PATH target, then an optional SETTINGS with delivery_policy as
-// NAME "delivery_policy", VALUE u16 LE (RECONSTRUCTED §2 Record layouts).
+// NAME "delivery_policy", VALUE u16 LE (reconstructed§tlv-records).
 func TestSubscriberRecord(t *testing.T) {
 	pol := tlv.DeliveryPolicy{Reliability: 1, DurabilityRequest: true}
 	set, err := pol.Setting()
@@ -125,7 +125,7 @@ func TestRecordLayoutFaults(t *testing.T) {
 
 func errOf[T any](_ T, err error) error { return err }
 
-// POINT: NAME, optional VALUE, optional TIME, child POINTs (RECONSTRUCTED §2).
+// POINT: NAME, optional VALUE, optional TIME, child POINTs (the TLV pins (docs/requirements.md)).
 func TestPointRecord(t *testing.T) {
 	p := tlv.Point{Name: "wheel", Children: []tlv.Point{
 		{Name: "left", Value: tlv.NewLeaf(tlv.TypeValue, []byte{1, 2}), HasTime: true, Time: 0x1122334455667788},
@@ -150,7 +150,7 @@ func TestPointRecord(t *testing.T) {
 }
 
 // FWD: OP, PATH dst, PATH src, payload; REPLY's payload a RESULT or a STATUS
-// (RECONSTRUCTED §2 Record layouts).
+// (reconstructed§tlv-records).
 func TestFwdAndReply(t *testing.T) {
 	req := tlv.Fwd{Op: tlv.OpRead, Dst: mustPath(t, "/wheel/left"), Src: mustPath(t, "/net/can/can0/stm"), Payload: tlv.NewStruct(tlv.TypeResult)}
 	b := req.Node().Bytes()

@@ -97,3 +97,32 @@ func (e Egress) AppendTo(dst []byte, n *Node) ([]byte, error) {
 	}
 	return r.AppendTo(dst), nil
 }
+
+// A TrailerCheck is a TLV whose trailer carries a check, as the decoder
+// verifies it.
+type TrailerCheck struct {
+	Kind CRC
+	// Covered is what the check covers: the TLV's header, payload and
+	// timestamp (the TLV pins (docs/requirements.md) "Trailer").
+	Covered Rope
+	// HeaderSize and PayloadLen say where the payload lies in Covered.
+	HeaderSize, PayloadLen int
+	// Check is the check as received, read little-endian.
+	Check uint64
+	// At is the offset of the check's first byte in the frame.
+	At int64
+}
+
+// Payload returns the TLV's payload, a part of Covered.
+func (c TrailerCheck) Payload() Rope { return c.Covered.Slice(c.HeaderSize, c.HeaderSize+c.PayloadLen) }
+
+// VerifyCheck refuses, with a *DecodeError of StatusCRCMismatch, a check
+// that is not the check of the bytes it covers.
+func VerifyCheck(c TrailerCheck) error {
+	w := crcWidths[c.Kind]
+	if want := checksum(c.Kind, c.Covered); c.Check != want {
+		return &DecodeError{Status: StatusCRCMismatch, Offset: c.At,
+			Reason: fmt.Sprintf("%s is 0x%0*x, the bytes give 0x%0*x", c.Kind, 2*w, c.Check, 2*w, want)}
+	}
+	return nil
+}

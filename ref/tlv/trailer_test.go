@@ -9,7 +9,7 @@ import (
 	"github.com/conform-suite/conform/ref/tlv"
 )
 
-// RECONSTRUCTED §2 Trailer: the check values of "123456789".
+// reconstructed§tlv-trailer: the check values of "123456789".
 func TestChecksumCheckValues(t *testing.T) {
 	check := []byte("123456789")
 	if got := tlv.Checksum(tlv.CRC32C, check); got != 0xE3069283 {
@@ -20,7 +20,7 @@ func TestChecksumCheckValues(t *testing.T) {
 	}
 }
 
-// fixedClock is an injected egress clock (RECONSTRUCTED §2: a case that needs a
+// fixedClock is an injected egress clock (the TLV pins (docs/requirements.md): a case that needs a
 // value injects the clock).
 func fixedClock(ns int64) func() time.Time {
 	return func() time.Time { return time.Unix(0, ns) }
@@ -28,7 +28,7 @@ func fixedClock(ns int64) func() time.Time {
 
 // Every trailer combination: TS none/4/6/8 × CRC none/32C/64XZ. Egress writes
 // exactly the bytes the independent oracle writes; ingress validates and strips
-// them from every rope, leaving the frame at rest (RECONSTRUCTED §2 Trailer;
+// them from every rope, leaving the frame at rest (reconstructed§tlv-trailer;
 // graph model §Payload invariance).
 func TestTrailerEveryCombination(t *testing.T) {
 	const stamp = 0x0102030405060708
@@ -73,7 +73,7 @@ func TestTrailerEveryCombination(t *testing.T) {
 
 // The CRC covers every byte before it: a flip anywhere in a checked frame is
 // refused, and a flip in the payload or timestamp is a CRC mismatch
-// (RECONSTRUCTED §2 Trailer).
+// (reconstructed§tlv-trailer).
 func TestTrailerCRCCoversEveryByte(t *testing.T) {
 	rest := decodeVectors[4].in
 	for _, crc := range []int{1, 2} {
@@ -95,7 +95,7 @@ func TestTrailerCRCCoversEveryByte(t *testing.T) {
 }
 
 // A check over the payload alone (not the header) is wrong: the header as sent,
-// TS and CRC bits set, is covered (RECONSTRUCTED §2 Trailer).
+// TS and CRC bits set, is covered (reconstructed§tlv-trailer).
 func TestTrailerCRCIncludesHeader(t *testing.T) {
 	rest := hx("01 00 01 00 2a")
 	bad := append(hx("01 10 01 00 2a"), 0, 0, 0, 0)

@@ -1,5 +1,5 @@
 // Package wire is conform's reference implementation of the Ranvier wire
-// format (spec/ranvier-wire.md): the length-prefixed framing of §1 and §2, the
+// format (ranvier-wire): the length-prefixed framing of §1 and §2, the
 // messages of §4 and §5 decoded by the rules of §7, and the receive step of a
 // data-plane subscriber (§4, §6).
 //

@@ -12,10 +12,12 @@ import (
 type TooLargeError struct {
 	// Claimed is the length the prefix claimed.
 	Claimed uint64
+	// Ceiling is the Framing's ceiling it exceeded; 0 is MaxPayload.
+	Ceiling uint64
 }
 
 func (e *TooLargeError) Error() string {
-	return fmt.Sprintf("ranvier frame: prefix claims %d bytes, above the %d-byte ceiling", e.Claimed, MaxPayload)
+	return fmt.Sprintf("ranvier frame: prefix claims %d bytes, above the %d-byte ceiling", e.Claimed, Framing{Ceiling: e.Ceiling}.ceiling())
 }
 
 // PayloadTooLargeError is returned by a writer asked to frame a payload
@@ -23,10 +25,12 @@ func (e *TooLargeError) Error() string {
 type PayloadTooLargeError struct {
 	// Size is the length of the refused payload.
 	Size uint64
+	// Ceiling is the Framing's ceiling it exceeded; 0 is MaxPayload.
+	Ceiling uint64
 }
 
 func (e *PayloadTooLargeError) Error() string {
-	return fmt.Sprintf("ranvier frame: refusing to write a %d-byte payload, above the %d-byte ceiling", e.Size, MaxPayload)
+	return fmt.Sprintf("ranvier frame: refusing to write a %d-byte payload, above the %d-byte ceiling", e.Size, Framing{Ceiling: e.Ceiling}.ceiling())
 }
 
 // ErrTruncated reports that a stream ended with part of a frame buffered.

@@ -32,7 +32,7 @@ const (
 	refuseName    = "ranvier.control.v1.Refuse"
 )
 
-// TestMessageTypeNames: RECONSTRUCTED §1 — every message of the two
+// TestMessageTypeNames: reconstructed§ranvier-fields — every message of the two
 // packages can be named, and only those.
 func TestMessageTypeNames(t *testing.T) {
 	want := []string{
@@ -252,7 +252,7 @@ func TestDecodeDoesNotAliasPayload(t *testing.T) {
 	}
 }
 
-// TestEncode: RECONSTRUCTED §1's printed vectors with one encoding are
+// TestEncode: reconstructed§ranvier-fields's printed vectors with one encoding are
 // reproduced exactly; the sample (whose field order is the encoder's
 // choice, §4.6) round-trips.
 func TestEncode(t *testing.T) {

@@ -1,7 +1,5 @@
 package wire
 
-import "encoding/binary"
-
 // A FrameReader turns the bytes of a connection into frames. *Reader is the
 // reference implementation; the interface exists so that the subscriber's
 // receive step can be composed with another reader, such as a binding's or a
@@ -29,6 +27,10 @@ type FrameReader interface {
 // every frame has been taken with Next, it holds at most one incomplete
 // frame. The zero value is ready to use.
 type Reader struct {
+	// Framing is how the stream is cut into frames; the zero Framing is
+	// ranvier-wire's.
+	Framing Framing
+
 	buf []byte // buf[off:] is unconsumed
 	off int
 	err error // sticky: a TooLarge prefix poisons the stream
@@ -53,7 +55,8 @@ func (r *Reader) Write(p []byte) (int, error) {
 // Next returns the next complete frame's payload. It returns ok == false,
 // with a nil error, when fewer than four bytes are buffered or the frame's
 // payload has not fully arrived: "not yet" is not "wrong" (§6.1). A prefix
-// claiming more than MaxPayload yields a *TooLargeError, without allocating.
+// claiming more than the ceiling, MaxPayload, yields a *TooLargeError,
+// without allocating.
 func (r *Reader) Next() (payload []byte, ok bool, err error) {
 	if r.err != nil {
 		return nil, false, r.err
@@ -62,10 +65,10 @@ func (r *Reader) Next() (payload []byte, ok bool, err error) {
 	if len(rest) < PrefixLen {
 		return nil, false, nil
 	}
-	n := uint64(binary.BigEndian.Uint32(rest))
-	if n > MaxPayload {
+	n := r.Framing.prefix(rest)
+	if n > r.Framing.ceiling() {
 		// The stream is lost (§6.2): release what it holds.
-		r.err = &TooLargeError{Claimed: n}
+		r.err = &TooLargeError{Claimed: n, Ceiling: r.Framing.Ceiling}
 		r.buf, r.off = nil, 0
 		return nil, false, r.err
 	}

@@ -47,7 +47,7 @@ type Event struct {
 // never resynchronised (§6.2).
 //
 // Skipped frames are counted per connection as unreadable, as
-// ranvier-streams §3.6a requires and spec/RECONSTRUCTED.md §4 decides.
+// ranvier-streams §3.6a requires and reconstructed§contradictions decides.
 type Subscriber struct {
 	// Reader splits the connection into frames. Nil means a fresh *Reader.
 	Reader FrameReader

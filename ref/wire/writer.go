@@ -2,7 +2,6 @@ package wire
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"time"
@@ -13,11 +12,7 @@ import (
 // above MaxPayload is refused with a *PayloadTooLargeError and dst is
 // returned unchanged: a writer that refuses writes nothing (ranvier-wire §2).
 func AppendFrame(dst, payload []byte) ([]byte, error) {
-	if uint64(len(payload)) > MaxPayload {
-		return dst, &PayloadTooLargeError{Size: uint64(len(payload))}
-	}
-	dst = binary.BigEndian.AppendUint32(dst, uint32(len(payload)))
-	return append(dst, payload...), nil
+	return Framing{}.AppendFrame(dst, payload)
 }
 
 // WriteFrame frames payload and sends it on w with SendAll, as one logical

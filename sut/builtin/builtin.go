@@ -4,8 +4,10 @@ package builtin
 
 import (
 	"context"
+	"sync/atomic"
 
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
+	"github.com/conform-suite/conform/reports"
 	"github.com/conform-suite/conform/sut"
 	"google.golang.org/protobuf/proto"
 )
@@ -13,10 +15,15 @@ import (
 // Client is an in-process sut.Client. Requests and responses pass through the
 // binary encoding, as they would across a process boundary, so a case cannot
 // depend on sharing memory with the SUT.
+//
+// A Client is safe for concurrent use when its Handler is, as the reference
+// and the mutants are; conform run still gives each session a fresh
+// implementation (another Client), as it starts another process of a SUT
+// it runs as a program, so that no case sees the state another left.
 type Client struct {
 	name   string
 	h      sut.Handler
-	nextID uint64
+	nextID atomic.Uint64
 }
 
 // New returns a client for h, described in the record as name.
@@ -30,10 +37,9 @@ func (c *Client) Close() error { return nil }
 
 func (c *Client) Do(ctx context.Context, req *conformpb.Request) (*conformpb.Response, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, &sut.Error{Kind: sut.KindTimeout, Detail: "no time left for the op", Err: err}
+		return nil, &sut.Error{Kind: reports.KindTimeout, Detail: "no time left for the op", Err: err}
 	}
-	c.nextID++
-	req.Id = c.nextID
+	req.Id = c.nextID.Add(1)
 	in := new(conformpb.Request)
 	if err := roundTrip(req, in); err != nil {
 		return nil, err
@@ -42,7 +48,7 @@ func (c *Client) Do(ctx context.Context, req *conformpb.Request) (*conformpb.Res
 	resp.Id = in.Id
 	out := new(conformpb.Response)
 	if err := roundTrip(resp, out); err != nil {
-		return nil, &sut.Error{Kind: sut.KindProtocol, Detail: "the response does not encode", Err: err}
+		return nil, &sut.Error{Kind: reports.KindProtocol, Detail: "the response does not encode", Err: err}
 	}
 	return out, nil
 }

@@ -4,15 +4,20 @@ package dial
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	osexec "os/exec"
+	"runtime"
 	"strings"
 	"time"
 
+	"github.com/conform-suite/conform/suite"
 	"github.com/conform-suite/conform/sut"
 	"github.com/conform-suite/conform/sut/builtin"
 	"github.com/conform-suite/conform/sut/exec"
 	"github.com/conform-suite/conform/sut/fault"
-	"github.com/conform-suite/conform/sut/impl"
 	"github.com/conform-suite/conform/sut/lib"
 	"github.com/conform-suite/conform/sut/mutant"
 	"github.com/conform-suite/conform/sut/natsc"
@@ -21,6 +26,8 @@ import (
 
 // Options configure Open.
 type Options struct {
+	// Suites gives the builtin: SUTs, the reference and its mutants.
+	Suites *suite.Registry
 	// Self is the command that runs conform itself, used to start
 	// builtin:fault SUTs as real child processes. Usually os.Executable().
 	Self []string
@@ -46,23 +53,28 @@ func (e *UsageError) Error() string { return fmt.Sprintf("--sut %q: %s", e.Spec,
 //	lib:PATH                   a C ABI library, loaded in a child host process
 //	nats://HOST:PORT/BASE      a SUT answering conform.v1 requests on BASE.conform
 //
-// A spec naming no known carrier is a *UsageError; a SUT that cannot be
+// A spec that cannot name a SUT is a *UsageError saying why and naming the
+// value: a scheme conform has no carrier for, a malformed address, a
+// program or library that is not there, a directory, a file that is not
+// executable, or a bare name that is not in $PATH (with the ./ to write when
+// a file of that name is in the working directory). A SUT that cannot be
 // started or never says Hello is a *sut.Error of kind KindStart.
 func Open(ctx context.Context, spec string, opts Options) (sut.Client, error) {
 	switch {
+	case (spec == "builtin:reference" || strings.HasPrefix(spec, "builtin:mutant/")) && opts.Suites == nil:
+		return nil, &UsageError{spec, "this conform has no built-in suites"}
 	case spec == "builtin:reference":
-		im := impl.Reference()
+		im := opts.Suites.Reference()
 		if len(opts.Self) > 0 {
 			im.SetNodeCommand(mutant.NodeCommand(opts.Self, ""))
 		}
 		return builtin.New(spec, im), nil
 	case strings.HasPrefix(spec, "builtin:mutant/"):
 		name := strings.TrimPrefix(spec, "builtin:mutant/")
-		m, ok := mutant.Lookup(name)
+		im, ok := opts.Suites.MutantImpl(name)
 		if !ok {
 			return nil, &UsageError{spec, "no such mutant (conform mutants lists them)"}
 		}
-		im := m.Impl()
 		if len(opts.Self) > 0 {
 			im.SetNodeCommand(mutant.NodeCommand(opts.Self, name))
 		}
@@ -84,15 +96,26 @@ func Open(ctx context.Context, spec string, opts Options) (sut.Client, error) {
 		if err != nil {
 			return nil, &UsageError{spec, err.Error()}
 		}
+		if err := CheckProgram(argv[0]); err != nil {
+			return nil, &UsageError{spec, err.Error()}
+		}
 		return exec.Start(ctx, argv, exec.Options{HelloTimeout: opts.HelloTimeout, Env: opts.Env})
 	case strings.HasPrefix(spec, tcp.Scheme):
-		if _, err := tcp.ParseAddr(spec); err != nil {
+		addr, err := tcp.ParseAddr(spec)
+		if err != nil {
 			return nil, &UsageError{spec, err.Error()}
+		}
+		if strings.HasSuffix(addr, ":0") {
+			return nil, &UsageError{spec, "port 0 names no SUT: give the port the SUT listens on"}
 		}
 		return tcp.Dial(ctx, spec, tcp.Options{HelloTimeout: opts.HelloTimeout})
 	case strings.HasPrefix(spec, lib.Scheme):
-		if strings.TrimPrefix(spec, lib.Scheme) == "" {
+		path := strings.TrimPrefix(spec, lib.Scheme)
+		if path == "" {
 			return nil, &UsageError{spec, "no library named (lib:./libmybinding.so)"}
+		}
+		if err := lib.CheckPath(path); err != nil {
+			return nil, &UsageError{spec, err.Error()}
 		}
 		if len(opts.Self) == 0 {
 			return nil, &UsageError{spec, "cannot start the library host: conform does not know its own path"}
@@ -104,17 +127,73 @@ func Open(ctx context.Context, spec string, opts Options) (sut.Client, error) {
 			return nil, &UsageError{spec, err.Error()}
 		}
 		return natsc.Dial(ctx, ep, opts.HelloTimeout)
-	case strings.Contains(spec, "://"):
-		return nil, &UsageError{spec, "unknown carrier"}
 	case spec == "":
 		return nil, &UsageError{spec, "empty"}
-	default:
-		argv, err := SplitCommand(spec)
-		if err != nil {
-			return nil, &UsageError{spec, err.Error()}
-		}
-		return exec.Start(ctx, argv, exec.Options{HelloTimeout: opts.HelloTimeout, Env: opts.Env})
 	}
+	if scheme, ok := schemeOf(spec); ok {
+		if _, err := os.Stat(spec); err != nil {
+			return nil, &UsageError{spec, fmt.Sprintf("unknown carrier %q: the carriers are %s", scheme, carriers)}
+		}
+	}
+	argv, err := SplitCommand(spec)
+	if err != nil {
+		return nil, &UsageError{spec, err.Error()}
+	}
+	if err := CheckProgram(argv[0]); err != nil {
+		return nil, &UsageError{spec, err.Error()}
+	}
+	return exec.Start(ctx, argv, exec.Options{HelloTimeout: opts.HelloTimeout, Env: opts.Env})
+}
+
+// carriers lists the --sut forms, for a message about an unknown one.
+const carriers = "exec:CMD, a program path (./PROGRAM), tcp://HOST:PORT, lib:PATH, nats://HOST:PORT/BASE and builtin:reference, builtin:mutant/NAME, builtin:fault/NAME"
+
+// schemeOf returns the scheme spec starts with — letters, then letters,
+// digits, '+', '-' or '.', then ':' — when it has one. A single letter is
+// not taken for one, so that a Windows path (C:\…) stays a path.
+func schemeOf(spec string) (string, bool) {
+	i := strings.IndexByte(spec, ':')
+	if i < 2 {
+		return "", false
+	}
+	for j, c := range spec[:i] {
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+		case j > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'):
+		default:
+			return "", false
+		}
+	}
+	return spec[:i+1], true
+}
+
+// CheckProgram reports why name cannot be run as a SUT, or nil: a path (one
+// with a slash) where there is no file, a directory, or a file without
+// execute permission; a bare name that is not in $PATH, suggesting ./NAME
+// when the working directory holds a file of that name (a program in the
+// working directory is run as ./NAME, never by its bare name).
+func CheckProgram(name string) error {
+	if !strings.ContainsRune(name, '/') {
+		if _, err := osexec.LookPath(name); err == nil {
+			return nil
+		}
+		if st, err := os.Stat(name); err == nil && !st.IsDir() {
+			return fmt.Errorf("no program %q in $PATH, but there is a file %q here: write ./%s to run it", name, name, name)
+		}
+		return fmt.Errorf("no program %q in $PATH", name)
+	}
+	st, err := os.Stat(name)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("no program at %s (no such file)", name)
+	case err != nil:
+		return fmt.Errorf("cannot run %s: %w", name, err)
+	case st.IsDir():
+		return fmt.Errorf("%s is a directory, not a program", name)
+	case runtime.GOOS != "windows" && st.Mode().Perm()&0o111 == 0:
+		return fmt.Errorf("%s is not executable (chmod +x it, or name its interpreter: exec:python3 %s)", name, name)
+	}
+	return nil
 }
 
 // SplitCommand splits a command line into words the way a POSIX shell does

@@ -10,13 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/conform-suite/conform/cases/catalog"
 	"github.com/conform-suite/conform/reports"
 	"github.com/conform-suite/conform/runner"
+	"github.com/conform-suite/conform/suites"
 	"github.com/conform-suite/conform/sut"
 	"github.com/conform-suite/conform/sut/dial"
 	"github.com/conform-suite/conform/sut/fault"
-	"github.com/conform-suite/conform/sut/impl"
 	"go.uber.org/goleak"
 )
 
@@ -37,13 +36,13 @@ func serveSelf(args []string) int {
 	var err error
 	switch {
 	case args[1] == "reference":
-		err = sut.Serve(ctx, os.Stdin, os.Stdout, impl.Reference(), sut.Binary)
+		err = sut.Serve(ctx, os.Stdin, os.Stdout, suites.Default().Reference(), sut.Binary)
 	case args[0] == "fault":
 		f, ok := fault.Lookup(args[1])
 		if !ok {
 			return 2
 		}
-		err = f.Serve(ctx, os.Stdin, os.Stdout)
+		err = f.Serve(ctx, suites.Default().Reference(), os.Stdin, os.Stdout)
 	default:
 		fmt.Fprintln(os.Stderr, "unexpected arguments", args)
 		return 2
@@ -56,14 +55,14 @@ func serveSelf(args []string) int {
 }
 
 func opts() dial.Options {
-	return dial.Options{Self: []string{os.Args[0]}, HelloTimeout: 5 * time.Second, Env: []string{envSelf + "=1"}}
+	return dial.Options{Suites: suites.Default(), Self: []string{os.Args[0]}, HelloTimeout: 5 * time.Second, Env: []string{envSelf + "=1"}}
 }
 
 // TestRunLeavesNothingBehind runs a selection of cases over each kind of
 // SUT and checks, through goleak in TestMain and here, that neither a
 // goroutine nor a child process outlives Close.
 func TestRunLeavesNothingBehind(t *testing.T) {
-	cat, err := catalog.Load()
+	cat, err := suites.Default().Catalogue()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,6 +104,50 @@ func TestOpenRefusesUnknownSpecs(t *testing.T) {
 		var ue *dial.UsageError
 		if !errors.As(err, &ue) {
 			t.Errorf("Open(%q) = %v, want a *UsageError", spec, err)
+		}
+	}
+}
+
+// TestUsageErrorsSayWhat: each --sut mistake is refused before anything
+// runs, naming the value and saying what is wrong with it.
+func TestUsageErrorsSayWhat(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if err := os.WriteFile("shim.py", []byte("print('hi')\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir("adir", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		spec string
+		says []string
+	}{
+		{"foo:bar", []string{`--sut "foo:bar"`, `unknown carrier "foo:"`, "tcp://HOST:PORT"}},
+		{"gopher://x", []string{`unknown carrier "gopher:"`}},
+		{"tcp://127.0.0.1:99999", []string{`"tcp://127.0.0.1:99999"`, `the port "99999" is not a number from 0 to 65535`}},
+		{"tcp://127.0.0.1:0", []string{"port 0 names no SUT"}},
+		{"shim.py", []string{`no program "shim.py" in $PATH`, "write ./shim.py"}},
+		{"exec:shim.py --flag", []string{"write ./shim.py"}},
+		{"./shim.py", []string{"./shim.py is not executable", "exec:python3 ./shim.py"}},
+		{dir, []string{dir + " is a directory, not a program"}},
+		{"./adir", []string{"./adir is a directory"}},
+		{"./missing", []string{"no program at ./missing (no such file)"}},
+		{"no-such-program-anywhere", []string{`no program "no-such-program-anywhere" in $PATH`}},
+		{"lib:./missing.so", []string{"no library at ./missing.so (no such file)"}},
+		{"lib:./adir", []string{"./adir is a directory, not a library"}},
+	}
+	for _, tt := range tests {
+		_, err := dial.Open(context.Background(), tt.spec, opts())
+		var ue *dial.UsageError
+		if !errors.As(err, &ue) {
+			t.Errorf("Open(%q) = %v, want a *UsageError", tt.spec, err)
+			continue
+		}
+		for _, s := range tt.says {
+			if !strings.Contains(err.Error(), s) {
+				t.Errorf("Open(%q): %q does not say %q", tt.spec, err, s)
+			}
 		}
 	}
 }

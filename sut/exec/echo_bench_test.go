@@ -11,7 +11,7 @@ import (
 
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
 	"github.com/conform-suite/conform/ref/wire"
-	"github.com/conform-suite/conform/sut/impl"
+	"github.com/conform-suite/conform/suites"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -212,7 +212,7 @@ func BenchmarkExecVsEcho(b *testing.B) {
 // BenchmarkExecVsEcho/exec, it leaves what the carrier itself costs.
 func BenchmarkReferenceWork(b *testing.B) {
 	ctx := context.Background()
-	h := impl.Reference()
+	h := suites.Default().Reference()
 	for _, sz := range []struct {
 		name string
 		req  *conformpb.Request

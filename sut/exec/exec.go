@@ -1,7 +1,9 @@
-// Package exec reaches a SUT program over its standard input and output: the
-// harness starts it in its own process group, speaks conform.v1 on its stdin
-// and stdout, keeps the tail of its stderr for the record, and kills the
-// whole group when an op times out or the run ends.
+// Package exec reaches a SUT program over pipes: the harness starts it with
+// package proc (its own process group, a parent-death signal, a bounded
+// stderr tail, always reaped, descendants ended with it), speaks conform.v1
+// on its standard input and output — or, for a child that must keep those
+// for someone else, on descriptors 3 and 4 — and kills it, with everything
+// it started, when an op times out, breaks the protocol or the run ends.
 package exec
 
 import (
@@ -9,25 +11,42 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	osexec "os/exec"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 
+	"github.com/conform-suite/conform/proc"
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
+	"github.com/conform-suite/conform/reports"
 	"github.com/conform-suite/conform/sut"
 )
 
 // StderrLimit is how much of a SUT's standard error is kept: the tail, so
 // that a SUT that logs without end cannot exhaust the harness's memory.
-const StderrLimit = 64 << 10
+const StderrLimit = reports.MaxStderr
+
+// DefaultHelloTimeout bounds the wait for a program's Hello when
+// Options.HelloTimeout is zero; the op's context bounds it too.
+const DefaultHelloTimeout = 10 * time.Second
+
+// exitGrace is how long the harness still reads a program's output once the
+// program has exited: what it wrote before it exited is in the pipe, and a
+// descendant that holds the pipe open is not the SUT.
+const exitGrace = 250 * time.Millisecond
+
+// The descriptors of the private channel (Options.PrivateFDs), as the child
+// sees them.
+const (
+	// RequestFD is the descriptor the child reads requests from.
+	RequestFD = 3
+	// AnswerFD is the descriptor the child writes its answers to.
+	AnswerFD = 4
+)
 
 // Client is a sut.Client for a program. After a crash, a timeout or a
 // protocol error the program is killed, and the next Do starts it again.
 type Client struct {
 	argv         []string
-	env          []string
+	opts         Options
 	helloTimeout time.Duration
 
 	proc  *process
@@ -40,18 +59,26 @@ type Options struct {
 	HelloTimeout time.Duration
 	// Env is added to the program's environment.
 	Env []string
+	// PrivateFDs carries conform.v1 on descriptors RequestFD and AnswerFD
+	// instead of the program's standard input and output: its standard
+	// input is then the null device and its standard output goes, with
+	// its standard error, to the kept tail. The lib: carrier's host uses
+	// it, so that a library writing to stdout cannot corrupt the framing.
+	PrivateFDs bool
 }
 
 // Start starts argv and waits for its Hello. A program that cannot be
-// started or never says Hello yields an *sut.Error of kind KindStart.
+// started, exits before its Hello or does not say it in time yields an
+// *sut.Error of kind reports.KindStart carrying the exit status or signal
+// and the tail of its standard error.
 func Start(ctx context.Context, argv []string, opts Options) (*Client, error) {
 	if len(argv) == 0 {
-		return nil, &sut.Error{Kind: sut.KindStart, Detail: "no program to run"}
+		return nil, &sut.Error{Kind: reports.KindStart, Detail: "no program to run"}
 	}
-	if opts.HelloTimeout <= 0 {
-		opts.HelloTimeout = 10 * time.Second
+	c := &Client{argv: argv, opts: opts, helloTimeout: opts.HelloTimeout}
+	if c.helloTimeout <= 0 {
+		c.helloTimeout = DefaultHelloTimeout
 	}
-	c := &Client{argv: argv, env: opts.Env, helloTimeout: opts.HelloTimeout}
 	if err := c.start(ctx); err != nil {
 		return nil, err
 	}
@@ -62,27 +89,35 @@ func (c *Client) Hello() *conformpb.Hello { return c.hello }
 
 func (c *Client) Carrier() string { return "exec:" + strings.Join(c.argv, " ") }
 
-// Do runs one op, restarting the program first if the last op lost it.
+// Do runs one op, restarting the program first if the last op lost it. The
+// restart is bounded by ctx as the op is: a program that no longer says
+// Hello costs one op's time, and yields an error of kind reports.KindStart.
 func (c *Client) Do(ctx context.Context, req *conformpb.Request) (*conformpb.Response, error) {
 	if c.proc == nil {
 		if err := c.start(ctx); err != nil {
 			return nil, err
 		}
 	}
-	resp, err := c.proc.sess.Do(ctx, req)
+	p := c.proc
+	ctx, cancel := p.untilExit(ctx)
+	defer cancel()
+	resp, err := p.sess.Do(ctx, req)
 	if err != nil {
 		var se *sut.Error
 		if !errors.As(err, &se) {
-			se = &sut.Error{Kind: sut.KindProtocol, Detail: "conform.v1 failed", Err: err}
+			se = &sut.Error{Kind: reports.KindProtocol, Detail: "conform.v1 failed", Err: err}
 		}
-		c.proc.stop(se)
+		if errors.Is(context.Cause(ctx), errExited) {
+			se = &sut.Error{Kind: reports.KindCrash, Detail: "the SUT exited without answering", Err: err}
+		}
+		p.stop(se)
 		c.proc = nil
 		return nil, se
 	}
 	return resp, nil
 }
 
-// Close kills the program and waits for it.
+// Close kills the program and everything it started, and reaps it.
 func (c *Client) Close() error {
 	if c.proc != nil {
 		c.proc.stop(nil)
@@ -92,15 +127,33 @@ func (c *Client) Close() error {
 }
 
 func (c *Client) start(ctx context.Context) error {
-	p, err := launch(c.argv, c.env)
+	p, err := launch(c.argv, c.opts)
 	if err != nil {
-		return &sut.Error{Kind: sut.KindStart, Detail: fmt.Sprintf("cannot start %q", c.argv[0]), Err: err}
+		return &sut.Error{Kind: reports.KindStart, Detail: fmt.Sprintf("cannot start %q", c.argv[0]), Err: err}
 	}
 	hctx, cancel := context.WithTimeout(ctx, c.helloTimeout)
 	defer cancel()
-	sess, err := sut.Open(hctx, p.stdout, p.stdin)
+	hctx, stopWatch := p.untilExit(hctx)
+	defer stopWatch()
+	sess, err := sut.Open(hctx, p.answers, p.requests)
 	if err != nil {
-		se := &sut.Error{Kind: sut.KindStart, Detail: "the SUT never said Hello", Err: err}
+		se := &sut.Error{Kind: reports.KindStart, Detail: "the SUT never said Hello", Err: err}
+		exited := errors.Is(context.Cause(hctx), errExited)
+		if !exited && outputEnded(se) {
+			exited = p.p.WaitExit(context.Background(), exitGrace)
+		}
+		switch {
+		case exited:
+			se.Detail = "the SUT exited before its Hello"
+		case errors.Is(ctx.Err(), context.Canceled):
+			// The run was interrupted (Ctrl+C) while the SUT was starting:
+			// nothing is known against it.
+			se.Kind, se.Detail = reports.KindInterrupted, "interrupted before the SUT said Hello"
+		case expired(ctx):
+			se.Detail = "the SUT did not say Hello within the op's time"
+		case expired(hctx):
+			se.Detail = fmt.Sprintf("the SUT did not say Hello within %v", c.helloTimeout)
+		}
 		p.stop(se)
 		return se
 	}
@@ -110,18 +163,26 @@ func (c *Client) start(ctx context.Context) error {
 	return nil
 }
 
-// process is one run of the program.
-type process struct {
-	cmd    *osexec.Cmd
-	stdin  *os.File
-	stdout *os.File
-	stderr *tail
-	sess   *sut.Session
-	waited chan struct{}
-	err    error // from cmd.Wait
+// expired reports whether ctx has ended or reached its deadline. A read
+// bounded by the deadline can return before the context's own timer has
+// marked it done.
+func expired(ctx context.Context) bool {
+	d, ok := ctx.Deadline()
+	return ctx.Err() != nil || ok && !time.Now().Before(d)
 }
 
-func launch(argv, env []string) (*process, error) {
+// errExited is the cause of a context ended because the program exited.
+var errExited = errors.New("the SUT exited")
+
+// process is one run of the program.
+type process struct {
+	p        *proc.Process
+	requests *os.File // the harness's end: the SUT reads what is written here
+	answers  *os.File // the harness's end: the SUT's answers arrive here
+	sess     *sut.Session
+}
+
+func launch(argv []string, opts Options) (*process, error) {
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -132,81 +193,63 @@ func launch(argv, env []string) (*process, error) {
 		inW.Close()
 		return nil, err
 	}
-	p := &process{stdin: inW, stdout: outR, stderr: &tail{limit: StderrLimit}, waited: make(chan struct{})}
-	cmd := osexec.Command(argv[0], argv[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, p.stderr
-	cmd.Env = append(os.Environ(), env...)
-	// Its own process group, so that a timeout kills whatever the SUT
-	// started too; and killed with the harness, so that nothing outlives it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		for _, f := range []*os.File{inR, inW, outR, outW} {
-			f.Close()
-		}
-		return nil, err
+	cfg := proc.Config{Argv: argv, Env: append(os.Environ(), opts.Env...), StderrLimit: StderrLimit}
+	if opts.PrivateFDs {
+		cfg.ExtraFiles = []*os.File{inR, outW} // 3 and 4
+	} else {
+		cfg.Stdin, cfg.Stdout = inR, outW
 	}
+	p, err := proc.Start(cfg)
 	inR.Close()
 	outW.Close()
-	p.cmd = cmd
-	go func() {
-		p.err = cmd.Wait()
-		close(p.waited)
-	}()
-	return p, nil
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		return nil, err
+	}
+	return &process{p: p, requests: inW, answers: outR}, nil
 }
 
-// stop ends the process group and fills in what se needs to know about how
-// the process ended. A process that already exited is only reaped.
-func (p *process) stop(se *sut.Error) {
-	if se != nil && se.Kind == sut.KindCrash {
-		// The SUT's output ended: it is exiting. Give it a moment to finish,
-		// so that the record names its real status rather than our kill.
-		select {
-		case <-p.waited:
-		case <-time.After(200 * time.Millisecond):
-		}
+// untilExit returns ctx, also ended — with cause errExited — exitGrace
+// after the program exits: a program that died cannot answer, even when a
+// descendant of it keeps its output open.
+func (p *process) untilExit(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := p.p.AfterExit(func() {
+		time.AfterFunc(exitGrace, func() { cancel(errExited) })
+	})
+	return ctx, func() {
+		stop()
+		cancel(nil)
 	}
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-	p.stdin.Close()
-	<-p.waited
-	p.stdout.Close()
+}
+
+// stop ends the program and everything it started, and fills in what se
+// needs to know about how the program ended. A program whose output ended
+// is exiting: it is given a moment, so that the record names its own
+// status rather than conform's kill.
+func (p *process) stop(se *sut.Error) {
+	if se != nil && outputEnded(se) {
+		p.p.WaitExit(context.Background(), exitGrace)
+	}
+	p.p.Stop()
+	p.requests.Close()
+	p.answers.Close()
 	if p.sess != nil {
 		p.sess.Close()
 	}
 	if se != nil {
-		se.Stderr = p.stderr.String()
-		if p.err != nil {
-			se.Exit = p.err.Error()
-		} else {
-			se.Exit = "exit status 0"
-		}
+		se.Stderr = reports.ClipTail(p.p.Stderr(), reports.MaxStderr)
+		se.Exit = p.p.Exit()
 	}
 }
 
-// tail keeps the last limit bytes written to it.
-type tail struct {
-	mu    sync.Mutex
-	limit int
-	buf   []byte
-	lost  int
-}
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if over := len(t.buf) - t.limit; over > 0 {
-		t.lost += over
-		t.buf = append(t.buf[:0], t.buf[over:]...)
+// outputEnded reports whether se, or the error it wraps, says the SUT's
+// output ended or broke off.
+func outputEnded(se *sut.Error) bool {
+	if se.Kind == reports.KindCrash {
+		return true
 	}
-	return len(p), nil
-}
-
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.lost > 0 {
-		return fmt.Sprintf("[%d earlier bytes dropped]\n%s", t.lost, t.buf)
-	}
-	return string(t.buf)
+	var inner *sut.Error
+	return errors.As(se.Err, &inner) && inner.Kind == reports.KindCrash
 }

@@ -5,15 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	osexec "os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
+	"github.com/conform-suite/conform/reports"
+	"github.com/conform-suite/conform/suites"
 	"github.com/conform-suite/conform/sut"
 	"github.com/conform-suite/conform/sut/exec"
 	"github.com/conform-suite/conform/sut/fault"
-	"github.com/conform-suite/conform/sut/impl"
 	"go.uber.org/goleak"
 )
 
@@ -33,16 +35,30 @@ func serve(name string) int {
 	var err error
 	switch name {
 	case "reference":
-		err = sut.Serve(ctx, os.Stdin, os.Stdout, impl.Reference(), sut.Binary)
+		err = sut.Serve(ctx, os.Stdin, os.Stdout, suites.Default().Reference(), sut.Binary)
 	case "reference-json":
-		err = sut.Serve(ctx, os.Stdin, os.Stdout, impl.Reference(), sut.JSON)
+		err = sut.Serve(ctx, os.Stdin, os.Stdout, suites.Default().Reference(), sut.JSON)
+	case "die-holding-stdout", "exit-holding-stdout":
+		// A descendant keeps stdout open while the SUT itself dies: at its
+		// first request, or before its Hello.
+		holder := osexec.Command("sleep", "600")
+		holder.Stdout = os.Stdout
+		if err := holder.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		if name == "exit-holding-stdout" {
+			return 4
+		}
+		f, _ := fault.Lookup("crash")
+		err = f.Serve(ctx, suites.Default().Reference(), os.Stdin, os.Stdout)
 	default:
 		f, ok := fault.Lookup(name)
 		if !ok {
 			fmt.Fprintln(os.Stderr, "no fault", name)
 			return 2
 		}
-		err = f.Serve(ctx, os.Stdin, os.Stdout)
+		err = f.Serve(ctx, suites.Default().Reference(), os.Stdin, os.Stdout)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -117,13 +133,13 @@ func TestFaults(t *testing.T) {
 		// okBefore is how many ops succeed before the fault shows.
 		okBefore int
 	}{
-		{"crash", sut.KindCrash, []string{fault.EnvAfter + "=2"}, 1},
-		{"hang", sut.KindTimeout, nil, 0},
-		{"garbage", sut.KindProtocol, nil, 0},
-		{"oversize", sut.KindProtocol, nil, 0},
-		{"flood", sut.KindProtocol, nil, 0},
-		{"wrong-id", sut.KindProtocol, nil, 0},
-		{"slow", sut.KindTimeout, []string{fault.EnvDelay + "=3s"}, 0},
+		{"crash", reports.KindCrash, []string{fault.EnvAfter + "=2"}, 1},
+		{"hang", reports.KindTimeout, nil, 0},
+		{"garbage", reports.KindProtocol, nil, 0},
+		{"oversize", reports.KindProtocol, nil, 0},
+		{"flood", reports.KindProtocol, nil, 0},
+		{"wrong-id", reports.KindProtocol, nil, 0},
+		{"slow", reports.KindTimeout, []string{fault.EnvDelay + "=3s"}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.fault, func(t *testing.T) {
@@ -154,12 +170,37 @@ func TestNoHello(t *testing.T) {
 	_, err := exec.Start(context.Background(), []string{os.Args[0]}, exec.Options{
 		HelloTimeout: 5 * time.Second, Env: []string{envSUT + "=early-exit"},
 	})
-	se := wantKind(t, err, sut.KindStart)
+	se := wantKind(t, err, reports.KindStart)
 	if !strings.Contains(se.Stderr, "giving up before Hello") || !strings.Contains(se.Exit, "exit status 1") {
 		t.Errorf("stderr %q exit %q", se.Stderr, se.Exit)
 	}
 	_, err = exec.Start(context.Background(), []string{"/nonexistent/sut"}, exec.Options{})
-	wantKind(t, err, sut.KindStart)
+	wantKind(t, err, reports.KindStart)
+}
+
+// TestDeathWithOutputHeld: a SUT that dies while a descendant holds its
+// stdout open is a crash (or, before its Hello, a start error saying it
+// exited), not a wait for the whole timeout followed by a timeout.
+func TestDeathWithOutputHeld(t *testing.T) {
+	if _, err := osexec.LookPath("sleep"); err != nil {
+		t.Skip("skipping: no sleep to hold the pipe")
+	}
+	c := start(t, "die-holding-stdout", fault.EnvAfter+"=1")
+	_, err := do(t, c, 30*time.Second)
+	// The descendant dies with the SUT (proc ends its group at once), or,
+	// were it out of reach, the exit itself ends the wait.
+	se := wantKind(t, err, reports.KindCrash)
+	if !strings.Contains(se.Exit, "signal: abort") {
+		t.Errorf("%v (%s)", se, se.Exit)
+	}
+
+	_, err = exec.Start(context.Background(), []string{os.Args[0]}, exec.Options{
+		HelloTimeout: 30 * time.Second, Env: []string{envSUT + "=exit-holding-stdout"},
+	})
+	se = wantKind(t, err, reports.KindStart)
+	if !strings.Contains(se.Error(), "exited before its Hello") || se.Exit != "exit status 4" {
+		t.Errorf("%v (%s)", se, se.Exit)
+	}
 }
 
 func BenchmarkRoundTrip(b *testing.B) {
@@ -190,4 +231,20 @@ func BenchmarkBatched256(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*256), "ns/input")
+}
+
+// BenchmarkHugeErrorAnswer is one round trip to a SUT answering with a
+// 15 MiB Error.message: B/op is what such an answer costs conform while it
+// is read and decoded (its text is then cut to reports.MaxMessage).
+func BenchmarkHugeErrorAnswer(b *testing.B) {
+	c := start(b, "huge-error")
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.SetBytes(fault.HugeErrorSize)
+	for b.Loop() {
+		resp, err := c.Do(ctx, decodeReq())
+		if msg := resp.GetError().GetMessage(); err != nil || len(msg) > reports.MaxMessage+64 {
+			b.Fatalf("a %d-byte message, %v", len(msg), err)
+		}
+	}
 }

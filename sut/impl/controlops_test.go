@@ -25,7 +25,7 @@ func controlOp(t *testing.T, im *Impl, op *conformpb.ControlOp) *conformpb.Contr
 // TestRuntimeOps starts a runtime over conform.v1, registers a node with it
 // on a real socket, reads the report and stops it.
 func TestRuntimeOps(t *testing.T) {
-	im := Reference()
+	im := reference(Handler(Control))
 	if !slices.Contains(im.Profiles, "ranvier-runtime") || slices.Contains(im.Profiles, "ranvier-node") {
 		t.Errorf("profiles %v: want ranvier-runtime, and ranvier-node only with a node command", im.Profiles)
 	}

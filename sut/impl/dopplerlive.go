@@ -112,14 +112,22 @@ func (s *liveSocket) record(ev *conformpb.DopplerLiveEvent) {
 // reassembly, sender and names the codec ops use, so that a bug in one
 // shows on the broker as it does in the codec.
 func (d *DopplerParts) natsParts() dpnats.Parts {
-	return dpnats.Parts{
-		Check: d.checkMessage,
-		NewReassembler: func(o doppler.Order, check func([]byte, doppler.Order) doppler.Verdict) dpnats.Reassembler {
-			return d.NewReassembler(o, check)
-		},
-		NewSender: func(o doppler.Order, maxPayload int) dpnats.Sender { return d.NewSender(o, maxPayload) },
-		Names:     d.Names,
+	p := d.Transport
+	p.Check = d.checkMessage
+	p.NewReassembler = func(o doppler.Order, check func([]byte, doppler.Order) doppler.Verdict) dpnats.Reassembler {
+		return d.NewReassembler(o, check)
 	}
+	p.NewSender = func(o doppler.Order, maxPayload int) dpnats.Sender { return d.NewSender(o, maxPayload) }
+	p.Names = d.Names
+	return p
+}
+
+// now reads the clock the live senders stamp frames with.
+func (d *DopplerParts) now() uint64 {
+	if d.Transport.Now != nil {
+		return d.Transport.Now()
+	}
+	return dpnats.Now()
 }
 
 // liveOp answers a live op, or returns nil, nil for an op it does not know.
@@ -152,6 +160,8 @@ func (d *DopplerParts) liveOp(ctx context.Context, op *conformpb.DopplerOp) (*co
 		res.Result = &conformpb.DopplerResult_Drain{Drain: r}
 	case *conformpb.DopplerOp_Leave:
 		res.Result = &conformpb.DopplerResult_Leave{Leave: d.leave(op.Leave)}
+	case *conformpb.DopplerOp_Clock:
+		res.Result = &conformpb.DopplerResult_Clock{Clock: &conformpb.DopplerClockResult{TimestampNs: d.now()}}
 	default:
 		return nil, nil
 	}
@@ -200,20 +210,24 @@ func (d *DopplerParts) join(ctx context.Context, op *conformpb.DopplerJoin) (*co
 		return nil, fmt.Errorf("%d doppler sockets are open already; leave some first", maxLiveSockets)
 	}
 	refused := func(err error) (*conformpb.DopplerJoinResult, error) {
-		return &conformpb.DopplerJoinResult{Refused: d.refusals(err)[0]}, nil
+		return &conformpb.DopplerJoinResult{Refused: d.refusal(err)}, nil
 	}
-	ep, err := doppler.ParseEndpoint(op.Endpoint)
+	ep, err := d.ParseEndpoint(op.Endpoint)
 	if err != nil {
 		return refused(err)
 	}
-	o := DopplerOrder(op.Order)
+	o := d.SocketOrder(DopplerOrder(op.Order))
 	opts := dpnats.Options{Order: o, Parts: d.natsParts(), Name: "conform-doppler-" + roleName(op.Role),
 		AckWait: time.Duration(op.AckWaitMs) * time.Millisecond}
 	typ := func(allowAny bool) (doppler.Type, error) {
 		if allowAny && op.Type == conformpb.DopplerFrameType_DOPPLER_FRAME_TYPE_UNSPECIFIED {
-			return dpnats.AnyType, nil
+			return d.SubscribeTo(dpnats.AnyType), nil
 		}
-		return DopplerType(op.Type)
+		t, err := DopplerType(op.Type)
+		if err == nil && allowAny {
+			t = d.SubscribeTo(t)
+		}
+		return t, err
 	}
 	s := &liveSocket{role: op.Role, added: make(chan struct{})}
 	switch op.Role {
@@ -430,7 +444,7 @@ func (d *DopplerParts) answer(ctx context.Context, rq *dpnats.Request, plan *con
 	}
 	ev.Replied = err == nil
 	if err != nil {
-		ev.ReplyRefused = d.refusals(err)[0]
+		ev.ReplyRefused = d.refusal(err)
 	}
 	return ev
 }
@@ -489,6 +503,7 @@ func (d *DopplerParts) send(ctx context.Context, op *conformpb.DopplerSend) (*co
 			if payload, err = livePayload(fr); err != nil {
 				return nil, err
 			}
+			d.Stamp(s, s.pub.SetTimestampNs, fr.TimestampNs)
 			serr = s.pub.Send(ctx, payload)
 		case s.push != nil:
 			// The size rule comes first, so that a frame PUSH refuses is
@@ -498,13 +513,15 @@ func (d *DopplerParts) send(ctx context.Context, op *conformpb.DopplerSend) (*co
 				if payload, err = livePayload(fr); err != nil {
 					return nil, err
 				}
-				serr = s.push.Send(ctx, payload)
+				d.Stamp(s, s.push.SetTimestampNs, fr.TimestampNs)
+				serr = d.Wait(ctx, "push", func(ctx context.Context) error { return s.push.Send(ctx, payload) })
 			}
 		case s.req != nil:
 			var payload []byte
 			if payload, err = livePayload(fr); err != nil {
 				return nil, err
 			}
+			d.Stamp(s, s.req.SetTimestampNs, fr.TimestampNs)
 			t := doppler.TypeRaw
 			if fr.Type != conformpb.DopplerFrameType_DOPPLER_FRAME_TYPE_UNSPECIFIED {
 				if t, err = DopplerType(fr.Type); err != nil {
@@ -578,8 +595,8 @@ func (d *DopplerParts) flush(ctx context.Context, op *conformpb.DopplerFlush) (*
 	fctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	res := new(conformpb.DopplerFlushResult)
-	if err := s.pub.Flush(fctx); err != nil {
-		res.Refused = d.refusals(err)[0]
+	if err := d.Wait(fctx, "flush", s.pub.Flush); err != nil {
+		res.Refused = d.refusal(err)
 	}
 	return res, nil
 }
@@ -595,21 +612,22 @@ func (d *DopplerParts) drain(ctx context.Context, op *conformpb.DopplerDrain) (*
 	}
 	dctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	var derr error
+	var drain func(context.Context) error
 	switch {
 	case s.pub != nil:
-		derr = s.pub.Drain(dctx)
+		drain = s.pub.Drain
 	case s.sub != nil:
-		derr = s.sub.Drain(dctx)
+		drain = s.sub.Drain
 	case s.req != nil:
-		derr = s.req.Drain(dctx)
+		drain = s.req.Drain
 	case s.rep != nil:
-		derr = s.rep.Drain(dctx)
+		drain = s.rep.Drain
 	case s.push != nil:
-		derr = s.push.Drain(dctx)
+		drain = s.push.Drain
 	case s.pull != nil:
-		derr = s.pull.Drain(dctx)
+		drain = s.pull.Drain
 	}
+	derr := d.Wait(dctx, "drain", drain)
 	res := new(conformpb.DopplerDrainResult)
 	if derr != nil {
 		res.Refused = d.refusals(derr)[0]

@@ -29,7 +29,7 @@ func TestDopplerLiveSockets(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Shutdown()
-	im := Reference()
+	im := reference(Handler(Doppler))
 	ep := srv.URL() + "/impltest"
 	join := func(role conformpb.DopplerLiveRole, typ conformpb.DopplerFrameType) uint64 {
 		r := dopplerOp(t, im, &conformpb.DopplerOp{Op: &conformpb.DopplerOp_Join{Join: &conformpb.DopplerJoin{
@@ -90,5 +90,44 @@ func TestDopplerLiveSockets(t *testing.T) {
 		Endpoint: "tcp://nowhere/x", Role: conformpb.DopplerLiveRole_DOPPLER_LIVE_ROLE_SUB}}}).GetDoppler().GetJoin()
 	if r.GetRefused().GetCode() != int32(doppler.ErrInvalid) || !strings.Contains(r.GetRefused().GetDetail(), "scheme") {
 		t.Errorf("a join on a tcp:// endpoint: %v, want refused DP_ERR_INVALID", r)
+	}
+}
+
+// TestDopplerClockAndOverride: the clock op reads the clock the senders
+// stamp with, and a frame's timestamp_ns is the override of that send alone.
+func TestDopplerClockAndOverride(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	srv, err := natsserver.Start(ctx, natsserver.Options{MaxPayload: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Shutdown()
+	im := reference(Handler(Doppler))
+	ticks := uint64(1000)
+	im.Doppler.Transport.Now = func() uint64 { ticks++; return ticks }
+	clock := func() uint64 {
+		return dopplerOp(t, im, &conformpb.DopplerOp{Op: &conformpb.DopplerOp_Clock{Clock: &conformpb.DopplerClock{}}}).GetDoppler().GetClock().GetTimestampNs()
+	}
+	ep := srv.URL() + "/clocktest"
+	sub := dopplerOp(t, im, &conformpb.DopplerOp{Op: &conformpb.DopplerOp_Join{Join: &conformpb.DopplerJoin{
+		Endpoint: ep, Role: conformpb.DopplerLiveRole_DOPPLER_LIVE_ROLE_SUB}}}).GetDoppler().GetJoin().GetHandle()
+	pub := dopplerOp(t, im, &conformpb.DopplerOp{Op: &conformpb.DopplerOp_Join{Join: &conformpb.DopplerJoin{
+		Endpoint: ep, Role: conformpb.DopplerLiveRole_DOPPLER_LIVE_ROLE_PUB, Type: conformpb.DopplerFrameType_DOPPLER_FRAME_TYPE_CI8}}}).GetDoppler().GetJoin().GetHandle()
+	before := clock()
+	over := uint64(7)
+	dopplerOp(t, im, &conformpb.DopplerOp{Op: &conformpb.DopplerOp_Send{Send: &conformpb.DopplerSend{Handle: pub,
+		Frames: []*conformpb.DopplerLiveFrame{{Payload: []byte{1, 2}, TimestampNs: &over}, {Payload: []byte{3, 4}}}}}})
+	after := clock()
+	var stamps []uint64
+	for deadline := time.Now().Add(5 * time.Second); len(stamps) < 2 && time.Now().Before(deadline); {
+		c := dopplerOp(t, im, &conformpb.DopplerOp{Op: &conformpb.DopplerOp_Collect{Collect: &conformpb.DopplerCollect{
+			Handle: sub, MinEvents: 2, TimeoutMs: 1000}}}).GetDoppler().GetCollect()
+		for _, e := range c.GetEvents() {
+			stamps = append(stamps, e.GetDelivered().GetHeader().GetTimestampNs())
+		}
+	}
+	if len(stamps) != 2 || stamps[0] != over || stamps[1] <= before || stamps[1] >= after {
+		t.Errorf("stamps %v between clock readings %d and %d; want %d, then one between the readings", stamps, before, after, over)
 	}
 }

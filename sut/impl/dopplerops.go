@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"strings"
 
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
 	"github.com/conform-suite/conform/ref/doppler"
@@ -49,7 +50,9 @@ type DopplerParts struct {
 	NewFrame func(t doppler.Type, o doppler.Order, payload []byte) (doppler.Frame, error)
 	// AppendHeader writes a header, as doppler.AppendHeader.
 	AppendHeader func(dst []byte, o doppler.Order, h doppler.Header) []byte
-	// NewSender returns a fresh socket's sender.
+	// NewSender returns a fresh socket's sender. The reference's cuts with
+	// the Chunk part and refuses with the CheckPush part, so that a bug in
+	// either shows in what a socket sends.
 	NewSender func(o doppler.Order, maxPayload int) DopplerSender
 
 	// The live parts (dopplerlive.go), used only by the doppler-nats ops.
@@ -65,6 +68,30 @@ type DopplerParts struct {
 	// SendError is what a live send reports for the error a socket
 	// returned; the reference reports it as it is.
 	SendError func(err error) error
+	// ParseEndpoint reads a join's endpoint (doppler §5, §9), as
+	// doppler.ParseEndpoint.
+	ParseEndpoint func(s string) (doppler.Endpoint, error)
+	// SocketOrder is the byte order a socket joined in order o writes and
+	// reads (doppler §3): o itself.
+	SocketOrder func(o doppler.Order) doppler.Order
+	// SubscribeTo is the type a SUB joined for type t subscribes to
+	// (doppler §5): t itself, dpnats.AnyType for every type.
+	SubscribeTo func(t doppler.Type) doppler.Type
+	// Wait performs one of the live ops that wait — "flush" (the round trip
+	// of doppler §6b), "drain" (the ordered exit, answered once closed) and
+	// "push" (a PUSH send, answered once the server acknowledged it) — by
+	// calling wait; the reference returns what wait returns.
+	Wait func(ctx context.Context, what string, wait func(context.Context) error) error
+	// Stamp applies a frame's timestamp override (doppler §7) to the socket
+	// about to send it: set is the socket's override, ns the frame's
+	// DopplerLiveFrame.timestamp_ns (nil when absent). The reference sets
+	// the override when ns is present and does nothing otherwise.
+	Stamp func(socket any, set func(ns uint64), ns *uint64)
+	// Transport are the live sockets' transport decisions (dpnats.Parts's
+	// Connect, MaxPayload, Now, AwaitSubscription, EnsureStream and
+	// EmitsTelemetry); the zero value is dpnats's own. The clock op reads
+	// Transport.Now, the clock the senders stamp with.
+	Transport dpnats.Parts
 
 	// live holds the open live sockets; shared by the copies of the parts.
 	live *dopplerLive
@@ -87,13 +114,24 @@ func referenceDoppler(im *Impl) DopplerParts {
 		NewFrame:     doppler.NewFrame,
 		AppendHeader: doppler.AppendHeader,
 		NewSender: func(o doppler.Order, maxPayload int) DopplerSender {
-			return doppler.NewSender(o, maxPayload)
+			s := doppler.NewSender(o, maxPayload)
+			s.Chunk, s.CheckPush = im.Doppler.Chunk, im.Doppler.CheckPush
+			return s
 		},
-		Names:     func(ep doppler.Endpoint) dpnats.Names { return ep },
-		RawType:   doppler.TypeRaw,
-		Ack:       func(ctx context.Context, dl *dpnats.Delivery) error { return dl.Ack(ctx) },
-		SendError: func(err error) error { return err },
-		live:      newDopplerLive(),
+		Names:         func(ep doppler.Endpoint) dpnats.Names { return ep },
+		RawType:       doppler.TypeRaw,
+		Ack:           func(ctx context.Context, dl *dpnats.Delivery) error { return dl.Ack(ctx) },
+		SendError:     func(err error) error { return err },
+		ParseEndpoint: doppler.ParseEndpoint,
+		SocketOrder:   func(o doppler.Order) doppler.Order { return o },
+		SubscribeTo:   func(t doppler.Type) doppler.Type { return t },
+		Wait:          func(ctx context.Context, _ string, wait func(context.Context) error) error { return wait(ctx) },
+		Stamp: func(_ any, set func(uint64), ns *uint64) {
+			if ns != nil {
+				set(*ns)
+			}
+		},
+		live: newDopplerLive(),
 	}
 }
 
@@ -216,7 +254,18 @@ func DopplerPayload(b []byte) *conformpb.DopplerPayload {
 	return p
 }
 
-// refusal converts an error to the refusals it reports: one for a
+// refusal is the one refusal an answer with room for one reports: the
+// first of refusals, its detail the whole error, so that the cause a
+// doppler.Error wraps (a transport's own error) is not lost from the record.
+func (d *DopplerParts) refusal(err error) *conformpb.DopplerRefusal {
+	r := d.refusals(err)[0]
+	if msg := err.Error(); len(msg) > len(r.Detail) && strings.HasPrefix(msg, r.Detail) {
+		r.Detail = msg
+	}
+	return r
+}
+
+// refusals converts an error to the refusals it reports: one for a
 // *doppler.Error, one per joined error, and DP_ERR for anything else.
 func (d *DopplerParts) refusals(err error) []*conformpb.DopplerRefusal {
 	if err == nil {
@@ -321,7 +370,7 @@ func (d *DopplerParts) chunk(op *conformpb.DopplerChunk) (*conformpb.DopplerChun
 		out := new(conformpb.DopplerChunkOutput)
 		msgs, err := d.Chunk(f, maxPayloadInt(in.MaxPayload), o)
 		if err != nil {
-			out.Refused = d.refusals(err)[0]
+			out.Refused = d.refusal(err)
 		}
 		out.Messages = msgs
 		res.Outputs = append(res.Outputs, out)
@@ -387,7 +436,7 @@ func (d *DopplerParts) sequence(op *conformpb.DopplerSequence) (*conformpb.Doppl
 				sent.Messages, err = s.Publish(f)
 			}
 			if err != nil {
-				sent.Refused = d.refusals(err)[0]
+				sent.Refused = d.refusal(err)
 			}
 			out.Sent = append(out.Sent, sent)
 		}

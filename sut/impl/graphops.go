@@ -3,6 +3,7 @@ package impl
 import (
 	"context"
 	"fmt"
+	"time"
 
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
 	"github.com/conform-suite/conform/ref/graph"
@@ -10,19 +11,38 @@ import (
 )
 
 // GraphParts are the swappable parts of the libtracer graph model (profile
-// graph). The rules a mutant breaks live inside ref/graph's sweep and field
-// discipline, so the part a mutant swaps is the graph itself: New builds it
-// with one graph.Deviations field set.
+// graph). A script drives one GraphModel; the reference's is a *graph.Graph.
 type GraphParts struct {
 	// New returns a fresh graph holding only its root, whose policy grants
 	// every right to every principal; each script runs on its own.
-	New func() *graph.Graph
+	New func() GraphModel
+}
+
+// A GraphModel is the graph a script drives: every operation a step performs,
+// each with the meaning ref/graph documents for *graph.Graph. A mutant
+// wraps the reference's (sut/mutant), so that what a step answers or
+// delivers is transformed outside the reference.
+type GraphModel interface {
+	Register(path string, h *graph.Handler) error
+	Write(c graph.Caller, addr string, value *tlv.Node) error
+	Read(c graph.Caller, addr string) (*tlv.Node, error)
+	Await(c graph.Caller, addr string, timeout time.Duration) (*graph.Waiter, error)
+	Assign(path string, value *tlv.Node) error
+	Propagate(path string, e graph.Emission) error
+	Retire(c graph.Caller, path string) error
+	EvictLinkEdges(link string) int
+	SetDeliveryMode(path string, m graph.DeliveryMode) error
+	SetHistoryDepth(path string, keep int) error
+	DeclareAppFields(path string, fields []graph.AppField) error
+	SetACL(path string, a *graph.ACL) error
+	ApplyFwd(c graph.Caller, frame *tlv.Node) (*tlv.Node, *graph.Waiter, error)
+	TakeDeliveries() []graph.Delivery
 }
 
 // referenceGraph returns the reference's graph parts and declares the profile.
 func referenceGraph(im *Impl) GraphParts {
 	im.Profiles = append(im.Profiles, "graph")
-	return GraphParts{New: func() *graph.Graph { return graph.New(graph.Config{}) }}
+	return GraphParts{New: func() GraphModel { return graph.New(graph.Config{}) }}
 }
 
 // MaxGraphSteps bounds the steps of one script, so that a corrupt request
@@ -54,7 +74,7 @@ type graphAwait struct {
 
 // graphRun is one script running on its graph.
 type graphRun struct {
-	g       *graph.Graph
+	g       GraphModel
 	callers map[string]graph.Caller
 	awaits  []graphAwait
 }
@@ -216,15 +236,15 @@ func (r *graphRun) step(i int, st *conformpb.GraphStep) (*conformpb.GraphReply, 
 		if err != nil {
 			return answer(nil, err)
 		}
-		a, err := graph.ParseAddress(s.Subscribe.GetPath())
+		path := s.Subscribe.GetPath()
+		a, err := graph.ParseAddress(path)
 		if err == nil && a.HasField {
-			err = &graph.Error{Op: "subscribe", Addr: s.Subscribe.GetPath(), Status: tlv.StatusPathInvalid, Reason: "a subscribe takes a vertex"}
+			err = &graph.Error{Op: "subscribe", Addr: path, Status: tlv.StatusPathInvalid, Reason: "a subscribe takes a vertex"}
 		}
 		if err != nil {
 			return answer(nil, err)
 		}
-		a.Field, a.HasField = "subscribers[]", true
-		return answer(nil, g.WriteAddr(c, a, v))
+		return answer(nil, g.Write(c, path+":subscribers[]", v))
 	case *conformpb.GraphStep_Assign:
 		v, err := tlvArg(s.Assign.GetValue())
 		if err != nil {

@@ -8,16 +8,22 @@ package impl
 import (
 	"context"
 	"crypto/sha256"
+	"debug/elf"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime/debug"
+	"strings"
+	"sync"
 
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
 	messagepb "github.com/conform-suite/conform/proto/ranvier/message/v1"
 	"github.com/conform-suite/conform/ref/streams"
 	"github.com/conform-suite/conform/ref/wire"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/known/anypb"
 )
 
 // Subscriber is a data-plane subscriber's receive step; *wire.Subscriber is
@@ -81,6 +87,12 @@ type Impl struct {
 	// NodeCommand is the Hello's node_command: how conform launches this
 	// implementation as a control-plane node. Empty when it is not one.
 	NodeCommand []string
+
+	// Ops answers each op, keyed by the op's message name (the message a
+	// Request's op field holds, such as conform.v1.ReadFrames, or the type an
+	// extension op packs). The suites' descriptors supply the reference's
+	// handlers (suite.Registry.Reference); a mutant may replace one.
+	Ops map[protoreflect.FullName]OpHandler
 }
 
 // Reference returns the reference implementation's parts.
@@ -123,35 +135,101 @@ func Reference() *Impl {
 }
 
 // Version is the conform version the Hello, the record and every fuzz
-// finding report: the module version of a released build, else "devel" with
-// the commit it was built from (and "-dirty" for uncommitted changes), so a
-// record can always be traced to the code that made it.
-func Version() string {
+// finding report: the module version of a released build (or the
+// pseudo-version the go command gives a build in a repository); else the
+// commit it was built from, "devel+<commit>" ("-dirty" for uncommitted
+// changes); else, for a build that carries neither (go run, go test, or
+// GOFLAGS=-buildvcs=false), the content part of the executable's Go build
+// ID, "devel+build:<id>", or failing that the digest of the executable,
+// "devel+sha256:<digest>". A record can always be traced to the code, or
+// at least the binary, that made it.
+func Version() string { return version() }
+
+// version is computed once per process.
+var version = sync.OnceValue(func() string {
 	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "devel"
-	}
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		return v
-	}
-	var rev, dirty string
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				dirty = "-dirty"
+	if ok {
+		if v := bi.Main.Version; v != "" && v != "(devel)" {
+			return v
+		}
+		var rev, dirty string
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				if s.Value == "true" {
+					dirty = "-dirty"
+				}
 			}
 		}
+		if rev != "" {
+			return "devel+" + rev[:min(len(rev), 12)] + dirty
+		}
 	}
-	if len(rev) > 12 {
-		rev = rev[:12]
+	// The Go build ID's last part is a hash of the binary's content that the
+	// linker has already computed; hashing the executable again costs tens
+	// of milliseconds, paid by every start of a builtin SUT.
+	if id := contentID(); id != "" {
+		return "devel+build:" + id[:min(len(id), 12)]
 	}
-	if rev == "" {
-		return "devel"
+	if sum, err := executableDigest(); err == nil {
+		return "devel+sha256:" + sum[:12]
 	}
-	return "devel+" + rev + dirty
+	return "devel"
+})
+
+// contentID returns the content part of the running executable's Go build
+// ID ("action/…/content"), read from the ELF note the go command writes, or
+// "" where the executable is not ELF or carries no build ID.
+func contentID() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	f, err := elf.Open(exe)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sec := f.Section(".note.go.buildid")
+	if sec == nil || sec.Size > 1<<10 {
+		return ""
+	}
+	note, err := sec.Data()
+	// An ELF note: name size, descriptor size, type (4 bytes each), the
+	// name "Go\x00\x00", then the descriptor, which is the ID.
+	if err != nil || len(note) < 16 || string(note[12:16]) != "Go\x00\x00" {
+		return ""
+	}
+	size := f.ByteOrder.Uint32(note[4:8])
+	if uint64(size) > uint64(len(note)-16) {
+		return ""
+	}
+	id := string(note[16 : 16+size])
+	content := id[strings.LastIndexByte(id, '/')+1:]
+	if content == "" || strings.ContainsFunc(content, func(r rune) bool { return r <= ' ' || r > '~' }) {
+		return ""
+	}
+	return content
+}
+
+// executableDigest returns the hex SHA-256 of the running executable.
+func executableDigest() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	f, err := os.Open(exe)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%x", h.Sum(nil)), nil
 }
 
 // Hello returns the implementation's Hello.
@@ -166,81 +244,97 @@ func (im *Impl) Hello() *conformpb.Hello {
 	}
 }
 
-// Handle answers one request. A panic in a part — a mutant's, say — is
-// answered as an Error rather than taking the process down with it.
+// An OpHandler answers one conform.v1 op with im's parts: op is the message
+// the Request's op field holds (or, for an extension op, the message its Any
+// packs), and the result is the message the Response carries in the field of
+// the same name. An *UnimplementedError answers Unimplemented; any other
+// error answers Error.
+type OpHandler func(ctx context.Context, im *Impl, op proto.Message) (proto.Message, error)
+
+// An Op is one conform.v1 op and a handler of it.
+type Op struct {
+	// Message is the op's message name: the message a Request's op field
+	// holds (conform.v1.ReadFrames), or the type an extension op packs.
+	Message protoreflect.FullName
+	// Handle answers the op with an implementation's parts.
+	Handle OpHandler
+}
+
+// Handler makes an Op of a typed handler function, such as ReadFrames.
+func Handler[O, R proto.Message](h func(context.Context, *Impl, O) (R, error)) Op {
+	var zero O
+	return Op{
+		Message: zero.ProtoReflect().Descriptor().FullName(),
+		Handle: func(ctx context.Context, im *Impl, op proto.Message) (proto.Message, error) {
+			o, ok := op.(O)
+			if !ok {
+				return nil, fmt.Errorf("conform bug: op %T given to the handler of %T", op, zero)
+			}
+			r, err := h(ctx, im, o)
+			if err != nil {
+				return nil, err
+			}
+			return r, nil
+		},
+	}
+}
+
+// Handle answers one request through im.Ops. A panic in a handler — a
+// mutant's, say — is answered as an Error rather than taking the process
+// down with it.
 func (im *Impl) Handle(ctx context.Context, req *conformpb.Request) (resp *conformpb.Response) {
 	defer func() {
 		if p := recover(); p != nil {
 			resp = errorResponse(fmt.Errorf("panic: %v", p))
 		}
 	}()
-	var err error
-	resp = new(conformpb.Response)
-	switch op := req.Op.(type) {
-	case *conformpb.Request_ReadFrames:
-		var r *conformpb.ReadFramesResult
-		r, err = im.readFrames(op.ReadFrames)
-		resp.Result = &conformpb.Response_ReadFrames{ReadFrames: r}
-	case *conformpb.Request_WriteFrames:
-		var r *conformpb.WriteFramesResult
-		r, err = im.writeFrames(ctx, op.WriteFrames)
-		resp.Result = &conformpb.Response_WriteFrames{WriteFrames: r}
-	case *conformpb.Request_Receive:
-		var r *conformpb.ReceiveResult
-		r, err = im.receive(op.Receive)
-		resp.Result = &conformpb.Response_Receive{Receive: r}
-	case *conformpb.Request_Decode:
-		resp.Result = &conformpb.Response_Decode{Decode: im.decode(op.Decode)}
-	case *conformpb.Request_Encode:
-		resp.Result = &conformpb.Response_Encode{Encode: im.encode(op.Encode)}
-	case *conformpb.Request_Track:
-		resp.Result = &conformpb.Response_Track{Track: im.track(op.Track)}
-	case *conformpb.Request_DriveQueue:
-		resp.Result = &conformpb.Response_DriveQueue{DriveQueue: im.driveQueue(op.DriveQueue)}
-	case *conformpb.Request_ReceiveConnections:
-		var r *conformpb.ReceiveConnectionsResult
-		r, err = im.receiveConnections(op.ReceiveConnections)
-		resp.Result = &conformpb.Response_ReceiveConnections{ReceiveConnections: r}
-	case *conformpb.Request_Publish:
-		resp.Result = &conformpb.Response_Publish{Publish: im.publish(op.Publish)}
-	case *conformpb.Request_ReadAnnouncements:
-		resp.Result = &conformpb.Response_ReadAnnouncements{ReadAnnouncements: im.readAnnouncements(op.ReadAnnouncements)}
-	case *conformpb.Request_MatchAnnouncements:
-		resp.Result = &conformpb.Response_MatchAnnouncements{MatchAnnouncements: im.matchAnnouncements(op.MatchAnnouncements)}
-	case *conformpb.Request_Latency:
-		resp.Result = &conformpb.Response_Latency{Latency: im.latency(op.Latency)}
-	case *conformpb.Request_Tlv:
-		var r *conformpb.TlvResult
-		r, err = im.tlv(ctx, op.Tlv)
-		resp.Result = &conformpb.Response_Tlv{Tlv: r}
-	case *conformpb.Request_Doppler:
-		var r *conformpb.DopplerResult
-		r, err = im.doppler(ctx, op.Doppler)
-		resp.Result = &conformpb.Response_Doppler{Doppler: r}
-	case *conformpb.Request_Live:
-		var r *conformpb.LiveResult
-		r, err = im.live(ctx, op.Live)
-		resp.Result = &conformpb.Response_Live{Live: r}
-	case *conformpb.Request_Control:
-		var r *conformpb.ControlResult
-		r, err = im.control(ctx, op.Control)
-		resp.Result = &conformpb.Response_Control{Control: r}
-	case *conformpb.Request_Graph:
-		var r *conformpb.GraphResult
-		r, err = im.graph(ctx, op.Graph)
-		resp.Result = &conformpb.Response_Graph{Graph: r}
-	default:
-		resp.Result = &conformpb.Response_Unimplemented{Unimplemented: &conformpb.Unimplemented{
-			Detail: fmt.Sprintf("op %T is not implemented by %s", req.Op, im.Name)}}
+	m := req.ProtoReflect()
+	fd := m.WhichOneof(m.Descriptor().Oneofs().ByName("op"))
+	if fd == nil {
+		return unimplemented("the request carries no op")
 	}
+	op := m.Get(fd).Message().Interface()
+	ext, isExt := op.(*anypb.Any)
+	if isExt {
+		inner, err := ext.UnmarshalNew()
+		if err != nil {
+			return unimplemented(fmt.Sprintf("extension op %s is not known to %s", ext.GetTypeUrl(), im.Name))
+		}
+		op = inner
+	}
+	name := op.ProtoReflect().Descriptor().FullName()
+	h := im.Ops[name]
+	if h == nil {
+		return unimplemented(fmt.Sprintf("op %s is not implemented by %s", name, im.Name))
+	}
+	res, err := h(ctx, im, op)
 	var unimpl *UnimplementedError
 	if errors.As(err, &unimpl) {
-		return &conformpb.Response{Result: &conformpb.Response_Unimplemented{Unimplemented: &conformpb.Unimplemented{Detail: unimpl.Detail}}}
+		return unimplemented(unimpl.Detail)
 	}
 	if err != nil {
 		return errorResponse(err)
 	}
+	resp = new(conformpb.Response)
+	if isExt {
+		packed, err := anypb.New(res)
+		if err != nil {
+			return errorResponse(fmt.Errorf("packing the result of %s: %w", name, err))
+		}
+		resp.Result = &conformpb.Response_Extension{Extension: packed}
+		return resp
+	}
+	rm := resp.ProtoReflect()
+	rfd := rm.Descriptor().Fields().ByName(fd.Name())
+	if rfd == nil || res == nil || rfd.Message().FullName() != res.ProtoReflect().Descriptor().FullName() {
+		return errorResponse(fmt.Errorf("conform bug: the handler of %s answered %T, not the result conform.v1 pairs with it", name, res))
+	}
+	rm.Set(rfd, protoreflect.ValueOfMessage(res.ProtoReflect()))
 	return resp
+}
+
+func unimplemented(detail string) *conformpb.Response {
+	return &conformpb.Response{Result: &conformpb.Response_Unimplemented{Unimplemented: &conformpb.Unimplemented{Detail: detail}}}
 }
 
 // UnimplementedError is returned by an op's handler to answer Unimplemented

@@ -2,10 +2,18 @@ package impl
 
 import (
 	"context"
+	"os"
+	"os/exec"
+	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/known/anypb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 )
 
 // TestFillsAreBoundedPerRequest: fills are a few bytes each on the wire, so
@@ -17,7 +25,7 @@ func TestFillsAreBoundedPerRequest(t *testing.T) {
 	for range MaxExpansion/MaxBlob + 1 {
 		in.Chunks = append(in.Chunks, fill)
 	}
-	resp := Reference().Handle(context.Background(), &conformpb.Request{Op: &conformpb.Request_ReadFrames{
+	resp := reference(Handler(ReadFrames)).Handle(context.Background(), &conformpb.Request{Op: &conformpb.Request_ReadFrames{
 		ReadFrames: &conformpb.ReadFrames{Inputs: []*conformpb.ReadInput{&in}},
 	}})
 	if e := resp.GetError(); e == nil || !strings.Contains(e.GetMessage(), "expand beyond") {
@@ -25,10 +33,95 @@ func TestFillsAreBoundedPerRequest(t *testing.T) {
 	}
 	// Within the bound, the same chunks are read.
 	in.Chunks = in.Chunks[:2]
-	resp = Reference().Handle(context.Background(), &conformpb.Request{Op: &conformpb.Request_ReadFrames{
+	resp = reference(Handler(ReadFrames)).Handle(context.Background(), &conformpb.Request{Op: &conformpb.Request_ReadFrames{
 		ReadFrames: &conformpb.ReadFrames{Inputs: []*conformpb.ReadInput{&in}},
 	}})
 	if resp.GetReadFrames() == nil {
 		t.Fatalf("two fills refused: %v", resp)
+	}
+}
+
+// reference returns the reference answering ops, the ops a test sends; the
+// suites' descriptors give the full set (package suites).
+func reference(ops ...Op) *Impl {
+	im := Reference()
+	im.Ops = map[protoreflect.FullName]OpHandler{}
+	for _, op := range ops {
+		im.Ops[op.Message] = op.Handle
+	}
+	return im
+}
+
+// TestHandleDispatch: Handle answers each op through Ops, in the Response
+// field of the op's name; an op with no handler, a request with no op and an
+// extension whose type is unknown are Unimplemented; an extension op is
+// unpacked, answered and packed again; a handler answering the wrong message
+// is a conform bug, reported as Error.
+func TestHandleDispatch(t *testing.T) {
+	wrong := Op{Message: "conform.v1.Decode", Handle: func(context.Context, *Impl, proto.Message) (proto.Message, error) {
+		return &conformpb.EncodeResult{}, nil
+	}}
+	echo := Op{Message: "google.protobuf.StringValue", Handle: func(_ context.Context, _ *Impl, op proto.Message) (proto.Message, error) {
+		return wrapperspb.String("echo " + op.(*wrapperspb.StringValue).GetValue()), nil
+	}}
+	im := reference(Handler(ReadFrames), wrong, echo)
+	ctx := context.Background()
+
+	if r := im.Handle(ctx, &conformpb.Request{Op: &conformpb.Request_ReadFrames{ReadFrames: &conformpb.ReadFrames{}}}); r.GetReadFrames() == nil {
+		t.Errorf("readFrames answered %v", r)
+	}
+	if r := im.Handle(ctx, &conformpb.Request{Op: &conformpb.Request_Track{Track: &conformpb.Track{}}}); r.GetUnimplemented() == nil {
+		t.Errorf("an op with no handler answered %v", r)
+	}
+	if r := im.Handle(ctx, &conformpb.Request{}); r.GetUnimplemented() == nil {
+		t.Errorf("a request with no op answered %v", r)
+	}
+	if r := im.Handle(ctx, &conformpb.Request{Op: &conformpb.Request_Decode{Decode: &conformpb.Decode{}}}); r.GetError() == nil {
+		t.Errorf("a handler answering another op's result gave %v", r)
+	}
+	packed, _ := anypb.New(wrapperspb.String("x"))
+	r := im.Handle(ctx, &conformpb.Request{Op: &conformpb.Request_Extension{Extension: packed}})
+	var got wrapperspb.StringValue
+	if r.GetExtension() == nil || r.GetExtension().UnmarshalTo(&got) != nil || got.GetValue() != "echo x" {
+		t.Errorf("the extension op answered %v", r)
+	}
+	unknown := &anypb.Any{TypeUrl: "type.googleapis.com/no.such.Op"}
+	if r := im.Handle(ctx, &conformpb.Request{Op: &conformpb.Request_Extension{Extension: unknown}}); r.GetUnimplemented() == nil {
+		t.Errorf("an extension of an unknown type answered %v", r)
+	}
+}
+
+// TestVersionNamesTheBuild: the version always traces a record to its code
+// or its binary — a module version, a commit, or the executable's digest —
+// never a bare "devel" that names nothing.
+func TestVersionNamesTheBuild(t *testing.T) {
+	v := Version()
+	if !regexp.MustCompile(`^(v\d+\.\d+\.\d+\S*|devel\+[0-9a-f]{12}(-dirty)?|devel\+sha256:[0-9a-f]{12}|devel\+build:[0-9A-Za-z_-]{12})$`).MatchString(v) {
+		t.Errorf("Version() = %q, names no module version, commit or digest", v)
+	}
+	if again := Version(); again != v {
+		t.Errorf("Version() changed between calls: %q, %q", v, again)
+	}
+}
+
+// TestContentIDIsTheGoBuildID: on Linux the version of an unstamped build
+// comes from the Go build ID the go command wrote, as "go tool buildid"
+// reads it.
+func TestContentIDIsTheGoBuildID(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the build ID is read from the ELF note")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("go", "tool", "buildid", exe).Output()
+	if err != nil {
+		t.Skipf("go tool buildid: %v", err)
+	}
+	id := strings.TrimSpace(string(out))
+	want := id[strings.LastIndexByte(id, '/')+1:]
+	if got := contentID(); got != want {
+		t.Errorf("contentID() = %q, want %q (of build ID %q)", got, want, id)
 	}
 }

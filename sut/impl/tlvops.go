@@ -23,10 +23,12 @@ type Tree struct {
 	Trailer  []byte
 }
 
-// TreeOf converts a reference node to a Tree, copying its bytes.
+// TreeOf converts a reference node to a Tree, copying its bytes. A
+// structured node a decoder did not walk (tlv.Decoder.Walk) is reported
+// with its payload.
 func TreeOf(n *tlv.Node) *Tree {
 	t := &Tree{Type: uint8(n.Type()), Opt: uint8(n.Opt()), Trailer: n.Trailer().Bytes()}
-	if !n.Opt().PL() {
+	if !n.Opt().PL() || n.Children() == nil && n.Payload().Len() > 0 {
 		t.Payload = n.Payload().Bytes()
 		return t
 	}
@@ -67,6 +69,12 @@ type TLVParts struct {
 	Store func(fwd *tlv.Node) ([]byte, error)
 	// Egress attaches the egress trailer e to n and returns the frame's bytes.
 	Egress func(n *tlv.Node, e tlv.Egress) ([]byte, error)
+	// Forward, when set, writes the frame a hop re-emits on its egress link:
+	// frame, the hop's result, sent with the egress trailer e. arrived is the
+	// trailer the FWD carried in on the inbound link, which a conforming
+	// forwarder does not reuse (graph model §The shedding rule: a fresh
+	// trailer per egress). Nil means Egress(frame, e).
+	Forward func(frame *tlv.Node, arrived tlv.Trailer, e tlv.Egress) ([]byte, error)
 	// PackPolicy packs a delivery policy into its 16-bit form.
 	PackPolicy func(p tlv.DeliveryPolicy) (uint16, error)
 	// ReadPolicy reads the delivery policy of a SUBSCRIBER record.
@@ -79,12 +87,7 @@ func referenceTLV(im *Impl) TLVParts {
 	return TLVParts{
 		MaxDepth: tlv.DefaultMaxDepth,
 		Decode: func(frame tlv.Rope, maxDepth int) (*Tree, tlv.Trailer, error) {
-			d := tlv.Decoder{MaxDepth: maxDepth}
-			n, tr, err := d.DecodeFrame(frame)
-			if err != nil {
-				return nil, tr, err
-			}
-			return TreeOf(n), tr, nil
+			return DecodeTree(tlv.Decoder{MaxDepth: maxDepth}, frame)
 		},
 		Ingress: func(frame tlv.Rope, maxDepth int) (*tlv.Node, tlv.Trailer, error) {
 			d := tlv.Decoder{MaxDepth: maxDepth}
@@ -121,6 +124,15 @@ func referenceTLV(im *Impl) TLVParts {
 			return s.Policy()
 		},
 	}
+}
+
+// DecodeTree decodes frame with d, as the Decode part does.
+func DecodeTree(d tlv.Decoder, frame tlv.Rope) (*Tree, tlv.Trailer, error) {
+	n, tr, err := d.DecodeFrame(frame)
+	if err != nil {
+		return nil, tr, err
+	}
+	return TreeOf(n), tr, nil
 }
 
 // ReferenceEncode builds t with the reference's constructors (minimal
@@ -406,7 +418,7 @@ func (im *Impl) tlvEdit(in *conformpb.TlvEditInput) *conformpb.TlvEditOutput {
 func (im *Impl) tlvHop(in *conformpb.TlvHopInput) *conformpb.TlvHopOutput {
 	p := &im.TLV
 	out := new(conformpb.TlvHopOutput)
-	fwd, _, err := p.Ingress(RopeOf(in.GetFrame()), p.MaxDepth)
+	fwd, arrived, err := p.Ingress(RopeOf(in.GetFrame()), p.MaxDepth)
 	if err != nil {
 		out.Refusal = refusalOf(err)
 		return out
@@ -425,7 +437,12 @@ func (im *Impl) tlvHop(in *conformpb.TlvHopInput) *conformpb.TlvHopOutput {
 		out.Terminus, out.Stored = true, stored
 		return out
 	}
-	b, err := p.Egress(hr.Frame, egressOf(in.GetEgress()))
+	var b []byte
+	if p.Forward != nil {
+		b, err = p.Forward(hr.Frame, arrived, egressOf(in.GetEgress()))
+	} else {
+		b, err = p.Egress(hr.Frame, egressOf(in.GetEgress()))
+	}
 	if err != nil {
 		out.Refusal = refusalOf(err)
 		return out

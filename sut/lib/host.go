@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"strings"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
@@ -12,6 +14,7 @@ import (
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
 	"github.com/conform-suite/conform/ref/wire"
 	"github.com/conform-suite/conform/sut"
+	"github.com/conform-suite/conform/sut/exec"
 )
 
 // The C ABI's two symbols (include/conform.h).
@@ -28,8 +31,21 @@ type binding struct {
 
 // load opens the shared library at path and binds its two symbols.
 func load(path string) (*binding, error) {
+	if strings.ContainsRune(path, '/') {
+		// dlopen's own message for a missing file can be empty.
+		st, err := os.Stat(path)
+		if err != nil {
+			return nil, fmt.Errorf("no library at %s: %w", path, err)
+		}
+		if st.IsDir() {
+			return nil, fmt.Errorf("%s is a directory, not a library", path)
+		}
+	}
 	h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
 	if err != nil {
+		if strings.TrimSpace(err.Error()) == "" {
+			return nil, fmt.Errorf("loading %s failed (dlopen gave no reason)", path)
+		}
 		return nil, fmt.Errorf("loading %s: %w", path, err)
 	}
 	b := new(binding)
@@ -69,17 +85,44 @@ func (b *binding) one(req []byte) ([]byte, error) {
 	if out.p == nil {
 		return nil, fmt.Errorf("%s returned 0 with a NULL response", symCall)
 	}
+	// The length is the library's claim: checked before anything is
+	// allocated or read on the strength of it.
+	if out.n > wire.MaxPayload {
+		b.free(out.p)
+		return nil, fmt.Errorf("%s answered %d bytes, above the %d-byte frame ceiling", symCall, out.n, wire.MaxPayload)
+	}
 	answer := make([]byte, out.n)
 	copy(answer, unsafe.Slice(out.p, out.n))
 	b.free(out.p)
 	return answer, nil
 }
 
+// ServeHost is the lib: carrier's child process ("conform lib-host PATH"):
+// it serves the library at path with Host on the private descriptors the
+// carrier passes (exec.RequestFD and exec.AnswerFD), after pointing its own
+// standard output at its standard error and its standard input at the null
+// device. What the library prints then lands in the stderr tail the harness
+// keeps, and cannot corrupt the framing.
+func ServeHost(ctx context.Context, path string) error {
+	in := os.NewFile(exec.RequestFD, "conform-requests")
+	out := os.NewFile(exec.AnswerFD, "conform-answers")
+	for _, f := range []*os.File{in, out} {
+		if _, err := f.Stat(); err != nil {
+			return fmt.Errorf("descriptor %d is not open (lib-host is started by the lib: carrier, which passes conform.v1 on descriptors %d and %d): %w",
+				f.Fd(), exec.RequestFD, exec.AnswerFD, err)
+		}
+	}
+	if err := redirectStdio(); err != nil {
+		return fmt.Errorf("pointing stdout at stderr: %w", err)
+	}
+	return Host(ctx, path, in, out)
+}
+
 // Host loads the C ABI library at path and serves conform.v1 with it on a
 // byte stream: it reads framed messages from stdin, passes each bare payload
-// to conform_call and writes the answer back on stdout, framed. It is what
-// the lib: carrier runs in a child process ("conform lib-host PATH"), so that
-// a library that crashes takes down only that process.
+// to conform_call and writes the answer back on stdout, framed. ServeHost
+// runs it in the lib: carrier's child process, so that a library that
+// crashes takes down only that process.
 //
 // The first answer is the library's Hello, and fixes the session's encoding.
 // A later call that returns non-zero, answers NULL or answers more than the
@@ -90,15 +133,16 @@ func (b *binding) one(req []byte) ([]byte, error) {
 // Host returns nil when stdin ends cleanly, and ctx's error when ctx ends
 // while it waits for a request. Before the first call it restores the
 // default action of the signals a faulty library raises (SIGSEGV, SIGBUS,
-// SIGFPE, SIGILL, SIGABRT, SIGTRAP), so that such a fault kills the process
-// by that signal and the harness can name it.
+// SIGFPE, SIGILL, SIGABRT, SIGTRAP) — before loading it, since a library's
+// constructors run as it loads — so that such a fault kills the process by
+// that signal and the harness can name it.
 func Host(ctx context.Context, path string, stdin io.Reader, stdout io.Writer) error {
+	if err := resetCrashSignals(); err != nil {
+		return fmt.Errorf("restoring default signal actions: %w", err)
+	}
 	b, err := load(path)
 	if err != nil {
 		return err
-	}
-	if err := resetCrashSignals(); err != nil {
-		return fmt.Errorf("restoring default signal actions: %w", err)
 	}
 	frames := make(chan frameResult)
 	done := make(chan struct{})
@@ -121,9 +165,6 @@ func Host(ctx context.Context, path string, stdin io.Reader, stdout io.Writer) e
 			return f.err
 		}
 		answer, err := b.one(f.payload)
-		if err == nil && len(answer) > wire.MaxPayload {
-			err = fmt.Errorf("%s answered %d bytes, above the %d-byte frame ceiling", symCall, len(answer), wire.MaxPayload)
-		}
 		if !opened {
 			if err != nil {
 				return fmt.Errorf("the opening call (for the Hello) failed: %w", err)

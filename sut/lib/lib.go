@@ -12,17 +12,24 @@
 // host process ("conform lib-host PATH", which runs Host) over the exec
 // carrier, so a segfault or an abort in the library kills only the host: the
 // op is recorded as an error naming the signal, the host is restarted on the
-// next op and the run goes on.
+// next op and the run goes on. conform.v1 travels between conform and the
+// host on private descriptors (exec.Options.PrivateFDs), and the host points
+// its standard output at its standard error, so a library that prints
+// cannot corrupt the framing: what it prints lands in the stderr tail.
 package lib
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
+	"github.com/conform-suite/conform/reports"
 	"github.com/conform-suite/conform/sut"
 	"github.com/conform-suite/conform/sut/exec"
 )
@@ -58,17 +65,40 @@ type Client struct {
 func Open(ctx context.Context, path string, opts Options) (*Client, error) {
 	path = strings.TrimPrefix(path, Scheme)
 	if path == "" {
-		return nil, &sut.Error{Kind: sut.KindStart, Detail: "no library named"}
+		return nil, &sut.Error{Kind: reports.KindStart, Detail: "no library named"}
 	}
 	if len(opts.Self) == 0 {
-		return nil, &sut.Error{Kind: sut.KindStart, Detail: "cannot start the library host: conform does not know its own path"}
+		return nil, &sut.Error{Kind: reports.KindStart, Detail: "cannot start the library host: conform does not know its own path"}
+	}
+	if err := CheckPath(path); err != nil {
+		return nil, &sut.Error{Kind: reports.KindStart, Detail: err.Error()}
 	}
 	argv := append(append([]string(nil), opts.Self...), HostCommand, loadPath(path))
-	c, err := exec.Start(ctx, argv, exec.Options{HelloTimeout: opts.HelloTimeout, Env: opts.Env})
+	c, err := exec.Start(ctx, argv, exec.Options{HelloTimeout: opts.HelloTimeout, Env: opts.Env, PrivateFDs: true})
 	if err != nil {
 		return nil, err
 	}
 	return &Client{path: path, Client: c}, nil
+}
+
+// CheckPath reports a library path that cannot be loaded whatever the
+// library holds: a path (one with a slash) where there is no file, or a
+// directory. A bare file name is looked up by the dynamic loader in the
+// system's library path, and is left to it.
+func CheckPath(path string) error {
+	if !strings.ContainsRune(path, '/') {
+		return nil
+	}
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("no library at %s (no such file)", path)
+	case err != nil:
+		return fmt.Errorf("cannot read the library %s: %w", path, err)
+	case st.IsDir():
+		return fmt.Errorf("%s is a directory, not a library", path)
+	}
+	return nil
 }
 
 // loadPath returns the path the host should load: an existing file as an

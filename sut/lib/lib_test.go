@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/conform-suite/conform/cases/catalog"
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
 	"github.com/conform-suite/conform/reports"
 	"github.com/conform-suite/conform/runner"
+	"github.com/conform-suite/conform/suites"
 	"github.com/conform-suite/conform/sut"
 	"github.com/conform-suite/conform/sut/lib"
 	"go.uber.org/goleak"
@@ -30,7 +31,7 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "usage: lib-host PATH")
 			os.Exit(2)
 		}
-		if err := lib.Host(context.Background(), os.Args[2], os.Stdin, os.Stdout); err != nil {
+		if err := lib.ServeHost(context.Background(), os.Args[2]); err != nil {
 			fmt.Fprintln(os.Stderr, "lib-host:", err)
 			os.Exit(1)
 		}
@@ -121,7 +122,7 @@ func TestExamplePassesEveryWireCase(t *testing.T) {
 	if got, want := c.Carrier(), "lib:"+path; got != want {
 		t.Errorf("carrier %q, want %q", got, want)
 	}
-	cat, err := catalog.Load()
+	cat, err := suites.Default().Catalogue()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +160,7 @@ func TestCrashIsRecordedAndSurvived(t *testing.T) {
 		}
 		_, err = do(c) // call 3: the segfault
 		var se *sut.Error
-		if !errors.As(err, &se) || se.Kind != sut.KindCrash {
+		if !errors.As(err, &se) || se.Kind != reports.KindCrash {
 			t.Fatalf("round %d: got %v, want a crash", round, err)
 		}
 		if !strings.Contains(se.Exit, "signal: segmentation fault") {
@@ -186,12 +187,21 @@ func TestFailedCallIsAnErrorResponse(t *testing.T) {
 
 func TestOpenErrors(t *testing.T) {
 	needTools(t, "gcc")
-	_, err := lib.Open(context.Background(), filepath.Join(t.TempDir(), "missing.so"), lib.Options{
+	missing := filepath.Join(t.TempDir(), "missing.so")
+	_, err := lib.Open(context.Background(), missing, lib.Options{
 		Self: []string{os.Args[0]}, HelloTimeout: 10 * time.Second, Env: []string{envHost + "=1"},
 	})
 	var se *sut.Error
-	if !errors.As(err, &se) || se.Kind != sut.KindStart || !strings.Contains(se.Stderr, "missing.so") {
-		t.Fatalf("got %v (stderr %q), want a start error naming the library", err, stderrOf(err))
+	if !errors.As(err, &se) || se.Kind != reports.KindStart || !strings.Contains(se.Error(), "no library at "+missing+" (no such file)") {
+		t.Fatalf("got %v, want a start error saying there is no library at %s", err, missing)
+	}
+	// The host says so too, for a caller that did not check.
+	if err := lib.Host(context.Background(), missing, strings.NewReader(""), io.Discard); err == nil || !strings.Contains(err.Error(), "no library at "+missing) {
+		t.Errorf("Host: %v, want an error saying there is no library at %s", err, missing)
+	}
+	_, err = lib.Open(context.Background(), t.TempDir(), lib.Options{Self: []string{os.Args[0]}})
+	if !errors.As(err, &se) || se.Kind != reports.KindStart || !strings.Contains(se.Error(), "is a directory") {
+		t.Errorf("a directory: got %v", err)
 	}
 
 	// A library without the two symbols.
@@ -207,8 +217,71 @@ func TestOpenErrors(t *testing.T) {
 	_, err = lib.Open(context.Background(), so, lib.Options{
 		Self: []string{os.Args[0]}, HelloTimeout: 10 * time.Second, Env: []string{envHost + "=1"},
 	})
-	if !errors.As(err, &se) || se.Kind != sut.KindStart || !strings.Contains(se.Stderr, "conform_call") {
+	if !errors.As(err, &se) || se.Kind != reports.KindStart || !strings.Contains(se.Stderr, "conform_call") {
 		t.Fatalf("got %v (stderr %q), want a start error naming the missing symbol", err, stderrOf(err))
+	}
+}
+
+// openHostile opens testdata/hostile.c's library, misbehaving as fault.
+func openHostile(t testing.TB, path, fault string) (*lib.Client, error) {
+	t.Helper()
+	c, err := lib.Open(context.Background(), path, lib.Options{
+		Self: []string{os.Args[0]}, HelloTimeout: 10 * time.Second,
+		Env: []string{envHost + "=1", "CONFORM_TESTLIB=" + fault},
+	})
+	if err == nil {
+		t.Cleanup(func() { c.Close() })
+	}
+	return c, err
+}
+
+// TestLibraryPrintsToStdout: what a library prints cannot reach the framing.
+func TestLibraryPrintsToStdout(t *testing.T) {
+	c, err := openHostile(t, buildTestdata(t, "hostile"), "printf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		resp, err := do(c)
+		if err != nil || resp.GetUnimplemented() == nil {
+			t.Fatalf("op %d: %v %v", i, resp, err)
+		}
+	}
+}
+
+// TestClaimAboveTheCeiling: a library claiming a 1 TiB or 4 GiB answer gets
+// an Error answer, checked before the host allocates, and the host lives on.
+func TestClaimAboveTheCeiling(t *testing.T) {
+	path := buildTestdata(t, "hostile")
+	for _, fault := range []string{"claim-1tib", "claim-4gib"} {
+		t.Run(fault, func(t *testing.T) {
+			c, err := openHostile(t, path, fault)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 2 {
+				resp, err := do(c)
+				if err != nil {
+					t.Fatalf("op %d: %v", i, err)
+				}
+				if msg := resp.GetError().GetMessage(); !strings.Contains(msg, "above the 16777216-byte frame ceiling") {
+					t.Errorf("op %d: answer %v", i, resp)
+				}
+			}
+		})
+	}
+}
+
+// TestConstructorAbort: a library that aborts as it loads is a start error
+// naming the signal, not a Go traceback.
+func TestConstructorAbort(t *testing.T) {
+	_, err := openHostile(t, buildTestdata(t, "hostile"), "abort-in-constructor")
+	var se *sut.Error
+	if !errors.As(err, &se) || se.Kind != reports.KindStart {
+		t.Fatalf("got %v, want a start error", err)
+	}
+	if se.Exit != "signal: aborted" || strings.Contains(se.Stderr, "goroutine") {
+		t.Errorf("exit %q, stderr %q: want signal: aborted and no Go traceback", se.Exit, se.Stderr)
 	}
 }
 

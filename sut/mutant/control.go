@@ -2,8 +2,8 @@ package mutant
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"slices"
@@ -12,9 +12,11 @@ import (
 	"time"
 
 	controlpb "github.com/conform-suite/conform/proto/ranvier/control/v1"
+	messagepb "github.com/conform-suite/conform/proto/ranvier/message/v1"
 	"github.com/conform-suite/conform/ref/live"
 	"github.com/conform-suite/conform/ref/wire"
 	"github.com/conform-suite/conform/sut/impl"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -22,29 +24,6 @@ import (
 // The node mutants run as the child process the Hello's node_command starts
 // (conform reference node --mutant NAME), so each swaps ControlParts.RunNode.
 var controlMutants = []Mutant{
-	{
-		Name:    "node-redials-after-refusal",
-		Suite:   "live",
-		Profile: "ranvier-node",
-		Bug:     "a refused node redials the runtime instead of exiting (ranvier-wire §5.2)",
-		apply: func(im *impl.Impl) {
-			run := im.Control.RunNode
-			im.Control.RunNode = func(ctx context.Context, getenv func(string) string) error {
-				for {
-					err := run(ctx, getenv)
-					var refused *live.RefusedError
-					if !errors.As(err, &refused) {
-						return err
-					}
-					select {
-					case <-ctx.Done():
-						return err
-					case <-time.After(100 * time.Millisecond):
-					}
-				}
-			}
-		},
-	},
 	{
 		Name:    "node-reads-ranvier-bindings",
 		Suite:   "live",
@@ -242,6 +221,179 @@ var controlMutants = []Mutant{
 			}
 		}),
 	},
+	{
+		Name:    "node-registers-first-connection-only",
+		Suite:   "live",
+		Profile: "ranvier-node",
+		Bug:     "the node sends Register only on the first connection of its life: after a redial it resumes beating without registering (ranvier-wire §5.2)",
+		apply: func(im *impl.Impl) {
+			run := im.Control.RunNode
+			im.Control.RunNode = func(ctx context.Context, getenv func(string) string) error {
+				var registered atomic.Bool // once per node, not per connection
+				return behindRelay(ctx, run, getenv, func() relayFilter {
+					return relayFilter{fromNode: func(c *relayConn, p []byte) {
+						if m := decodeToRuntime(p); m.GetRegister() != nil && registered.Swap(true) {
+							p = encode(&controlpb.ToRuntime{Message: &controlpb.ToRuntime_Alive{Alive: &controlpb.Alive{}}})
+						}
+						c.toRuntime(p)
+					}}
+				})
+			}
+		},
+	},
+	{
+		Name:    "node-rejects-undeclared-enum",
+		Suite:   "live",
+		Profile: "ranvier-node",
+		Bug:     "the node's decoder rejects a control message carrying an enum value it does not declare, so a Refuse with reason 99 is skipped as undecodable and the close after it is taken for a lost connection (ranvier-wire §7.4)",
+		apply: nodeBehindRelay(func() relayFilter {
+			return relayFilter{fromRuntime: func(c *relayConn, p []byte) {
+				m := decodeToNode(p)
+				reason, declared := m.GetRefuse().GetReason(), true
+				if m.GetRefuse() != nil {
+					_, declared = controlpb.RefuseReason_name[int32(reason)]
+				}
+				if t := m.GetTransport(); t != nil {
+					_, declared = controlpb.TransportAction_name[int32(t.GetAction())]
+				}
+				if !declared {
+					return // undecodable, to this decoder: ignored (§6.3)
+				}
+				c.toNode(p)
+			}}
+		}),
+	},
+	{
+		Name:    "node-alive-sequence-stuck",
+		Suite:   "live",
+		Profile: "ranvier-node",
+		Bug:     "the node never fills in Alive.sequence, so every Alive is the empty 1a 00 (ranvier-wire §5.2: a node sends the field)",
+		apply: nodeBehindRelay(func() relayFilter {
+			return relayFilter{fromNode: func(c *relayConn, p []byte) {
+				if m := decodeToRuntime(p); m.GetAlive() != nil {
+					m.GetAlive().Sequence = 0
+					p = encode(m)
+				}
+				c.toRuntime(p)
+			}}
+		}),
+	},
+	{
+		Name:    "node-alive-carries-counts",
+		Suite:   "live",
+		Profile: "ranvier-node",
+		Bug:     "the node's Alive carries a queue depth beside its sequence (ranvier-wire §5.2: Alive carries its sequence and nothing else)",
+		apply: nodeBehindRelay(func() relayFilter {
+			return relayFilter{fromNode: func(c *relayConn, p []byte) {
+				if m := decodeToRuntime(p); m.GetAlive() != nil {
+					alive := protowire.AppendTag(nil, 1, protowire.VarintType)
+					alive = protowire.AppendVarint(alive, m.GetAlive().GetSequence())
+					alive = protowire.AppendTag(alive, 2, protowire.VarintType) // a queue depth
+					alive = protowire.AppendVarint(alive, 17)
+					p = protowire.AppendBytes(protowire.AppendTag(nil, 3, protowire.BytesType), alive)
+				}
+				c.toRuntime(p)
+			}}
+		}),
+	},
+	{
+		Name:    "node-listening-names-port-0",
+		Suite:   "live",
+		Profile: "ranvier-node",
+		Bug:     "the node's Listening names the address its publisher was asked to listen on, port 0, not the port it got (ranvier-wire §5.2)",
+		apply: nodeBehindRelay(func() relayFilter {
+			return relayFilter{fromNode: func(c *relayConn, p []byte) {
+				if m := decodeToRuntime(p); m.GetListening() != nil {
+					for _, e := range m.GetListening().GetEndpoints() {
+						if host, _, err := net.SplitHostPort(e.GetAddress()); err == nil {
+							e.Address = net.JoinHostPort(host, "0")
+						}
+					}
+					p = encode(m)
+				}
+				c.toRuntime(p)
+			}}
+		}),
+	},
+	{
+		Name:    "node-announces-on-control",
+		Suite:   "live",
+		Profile: "ranvier-node",
+		Bug:     "the node sends its streams' announcements to the runtime on the control connection as well (ranvier-wire §3.1: no data on the control connection)",
+		apply: func(im *impl.Impl) {
+			run := im.Control.RunNode
+			im.Control.RunNode = func(ctx context.Context, getenv func(string) string) error {
+				cfg, _ := live.NodeConfigFromEnv(getenv)
+				return behindRelay(ctx, run, getenv, func() relayFilter {
+					var once sync.Once
+					return relayFilter{fromRuntime: func(c *relayConn, p []byte) {
+						c.toNode(p)
+						if decodeToNode(p).GetBind() == nil {
+							return
+						}
+						once.Do(func() {
+							for i, name := range cfg.Publish {
+								c.toRuntime(encode(&messagepb.Frame{Payload: &messagepb.Frame_Announce{Announce: &messagepb.StreamInfo{
+									Name: name, Node: cfg.NodeID, StreamRef: uint32(i + 1),
+								}}}))
+							}
+						})
+					}}
+				})
+			}
+		},
+	},
+	{
+		Name:    "node-requires-control",
+		Suite:   "live",
+		Profile: "ranvier-node",
+		Bug:     "the node refuses to run without RANVIER_CONTROL and exits non-zero, instead of running on its own (ranvier-wire §3.2)",
+		apply: func(im *impl.Impl) {
+			run := im.Control.RunNode
+			im.Control.RunNode = func(ctx context.Context, getenv func(string) string) error {
+				if getenv(live.EnvControl) == "" {
+					return fmt.Errorf("%s is unset", live.EnvControl)
+				}
+				return run(ctx, getenv)
+			}
+		},
+	},
+	{
+		Name:    "node-waits-for-second-bind",
+		Suite:   "live",
+		Profile: "ranvier-node",
+		Bug:     "a node holding a binding with an empty from waits for the runtime to issue it again at the five-second timeout, and drops the connection when nothing comes (ranvier-wire §5.2)",
+		apply: nodeBehindRelay(func() relayFilter {
+			var mu sync.Mutex
+			var timer *time.Timer
+			return relayFilter{fromRuntime: func(c *relayConn, p []byte) {
+				if m := decodeToNode(p); m.GetBind() != nil {
+					mu.Lock()
+					if timer != nil {
+						timer.Stop()
+						timer = nil
+					}
+					for _, b := range m.GetBind().GetBindings() {
+						if b.GetFrom() == "" {
+							timer = time.AfterFunc(notComing, c.end)
+							break
+						}
+					}
+					mu.Unlock()
+				}
+				c.toNode(p)
+			}}
+		}),
+	},
+	{
+		Name:    "node-resyncs-after-framing-error",
+		Suite:   "live",
+		Profile: "ranvier-node",
+		Bug:     "after a prefix above 16 MiB on the control connection the node scans forward for a plausible frame and reads on (ranvier-wire §6.2)",
+		apply: nodeBehindRelay(func() relayFilter {
+			return relayFilter{resyncFromRuntime: func(p []byte) bool { return decodeToNode(p).GetMessage() != nil }}
+		}),
+	},
 	runtimeAdmitsDespite("runtime-accepts-any-protocol", controlpb.RefuseReason_REFUSE_REASON_PROTOCOL, "the runtime admits a Register whose protocol is not 1 (ranvier-wire §5.2, §7.1)"),
 	runtimeAdmitsDespite("runtime-admits-unknown-node", controlpb.RefuseReason_REFUSE_REASON_UNKNOWN_NODE, "the runtime admits a node that is not in the graph (ranvier-wire §5.2)"),
 	runtimeAdmitsDespite("runtime-ignores-port-drift", controlpb.RefuseReason_REFUSE_REASON_PORT_DRIFT, "the runtime admits a node whose declared ports drifted from the graph (ranvier-wire §5.2)"),
@@ -305,6 +457,44 @@ var controlMutants = []Mutant{
 			}}
 		}),
 	},
+	{
+		Name:    "runtime-resyncs-after-framing-error",
+		Suite:   "live",
+		Profile: "ranvier-runtime",
+		Bug:     "after a prefix above 16 MiB on a control connection the runtime scans forward for a plausible frame and keeps the connection (ranvier-wire §6.2)",
+		apply: runtimeBehindRelay(func() relayFilter {
+			return relayFilter{resyncFromNode: func(p []byte) bool { return decodeToRuntime(p).GetMessage() != nil }}
+		}),
+	},
+	{
+		Name:    "runtime-ignores-undecodable",
+		Suite:   "live",
+		Profile: "ranvier-runtime",
+		Bug:     "the runtime skips a payload that is not a ToRuntime and keeps the connection, as the node does (ranvier-wire §6.3: the runtime closes)",
+		apply: runtimeBehindRelay(func() relayFilter {
+			return relayFilter{fromNode: func(c *relayConn, p []byte) {
+				if decodeToRuntime(p) == nil {
+					return
+				}
+				c.toRuntime(p)
+			}}
+		}),
+	},
+	{
+		Name:    "runtime-never-rebinds",
+		Suite:   "live",
+		Profile: "ranvier-runtime",
+		Bug:     "the runtime sends each node one Bind, at registration, and never a fresh one when a publisher's Listening arrives (ranvier-wire §5.2)",
+		apply: runtimeBehindRelay(func() relayFilter {
+			var bound atomic.Bool
+			return relayFilter{fromRuntime: func(c *relayConn, p []byte) {
+				if decodeToNode(p).GetBind() != nil && bound.Swap(true) {
+					return
+				}
+				c.toNode(p)
+			}}
+		}),
+	},
 }
 
 // runtimeAdmitsDespite is the runtime mutant that admits a Register it
@@ -321,21 +511,6 @@ func runtimeAdmitsDespite(name string, reason controlpb.RefuseReason, bug string
 			return live.ListenRuntime(ctx, cfg)
 		}
 	}}
-}
-
-// RunNode runs, from the environment getenv reads, the control-plane node of
-// the reference (name empty) or of the mutant called name: what
-// conform reference node [--mutant NAME] does in its child process.
-func RunNode(ctx context.Context, name string, getenv func(string) string) error {
-	im := impl.Reference()
-	if name != "" {
-		m, ok := Lookup(name)
-		if !ok {
-			return fmt.Errorf("no such mutant %q (conform mutants lists them)", name)
-		}
-		im = m.Impl()
-	}
-	return im.Control.RunNode(ctx, getenv)
 }
 
 // NodeCommand returns the node_command that runs RunNode for name through
@@ -369,6 +544,12 @@ type relay struct {
 // through.
 type relayFilter struct {
 	fromNode, fromRuntime func(c *relayConn, p []byte)
+	// resyncFromNode and resyncFromRuntime, when set, make the relay's
+	// reader of that side resynchronise after a framing error (the bug
+	// ranvier-wire §6.2 forbids): it scans forward for an offset whose
+	// prefix frames a payload the function finds plausible, and reads on
+	// from there.
+	resyncFromNode, resyncFromRuntime func(payload []byte) bool
 }
 
 // relayConn is one relayed control connection.
@@ -379,6 +560,10 @@ type relayConn struct {
 	// holdNode keeps the node's side open when the runtime's side ends.
 	holdNode atomic.Bool
 }
+
+// notComing is ranvier-wire §5.2's five-second timeout, after which the
+// runtime stops waiting for a publisher's Listening.
+const notComing = 5 * time.Second
 
 // relayWriteWait bounds a relayed write, so that a peer that stops reading
 // cannot hold the relay forever.
@@ -452,14 +637,15 @@ func (r *relay) accept() {
 			f.fromRuntime = pass(c.toNode)
 		}
 		r.wg.Add(2)
-		go r.pump(c, c.node, f.fromNode)
-		go r.pump(c, c.runtime, f.fromRuntime)
+		go r.pump(c, c.node, f.fromNode, f.resyncFromNode)
+		go r.pump(c, c.runtime, f.fromRuntime, f.resyncFromRuntime)
 	}
 }
 
 // pump reads frames from src and hands each to filter until src ends; then
-// the whole connection ends.
-func (r *relay) pump(c *relayConn, src net.Conn, filter func(*relayConn, []byte)) {
+// the whole connection ends. With plausible set, a framing error is not
+// the end: the pump scans forward for a plausible frame.
+func (r *relay) pump(c *relayConn, src net.Conn, filter func(*relayConn, []byte), plausible func([]byte) bool) {
 	defer r.wg.Done()
 	defer func() {
 		if src == c.runtime && c.holdNode.Load() {
@@ -471,25 +657,58 @@ func (r *relay) pump(c *relayConn, src net.Conn, filter func(*relayConn, []byte)
 		delete(r.conns, c)
 		r.mu.Unlock()
 	}()
-	var rd wire.Reader
-	buf := make([]byte, 32<<10)
+	var buf []byte
+	scanning := false
+	rd := make([]byte, 32<<10)
 	for {
-		n, err := src.Read(buf)
-		rd.Write(buf[:n])
+		n, err := src.Read(rd)
+		buf = append(buf, rd[:n]...)
 		for {
-			p, ok, ferr := rd.Next()
-			if ferr != nil {
-				return
+			if scanning {
+				i := findPlausible(buf, plausible)
+				if i < 0 {
+					buf = buf[max(0, len(buf)-relayScanKeep):]
+					break
+				}
+				buf, scanning = buf[i:], false
 			}
-			if !ok {
+			if len(buf) < wire.PrefixLen {
 				break
 			}
-			filter(c, p)
+			size := binary.BigEndian.Uint32(buf)
+			if size > wire.MaxPayload {
+				if plausible == nil {
+					return // §6.2: the connection ends
+				}
+				scanning = true
+				continue
+			}
+			if uint64(len(buf)) < uint64(wire.PrefixLen)+uint64(size) {
+				break
+			}
+			filter(c, buf[wire.PrefixLen:wire.PrefixLen+int(size)])
+			buf = buf[wire.PrefixLen+int(size):]
 		}
 		if err != nil {
 			return
 		}
 	}
+}
+
+// relayScanKeep bounds what a resynchronising pump keeps while it scans.
+const relayScanKeep = 1 << 20
+
+// findPlausible returns the first offset of b at which a whole frame starts
+// whose payload plausible accepts, or -1.
+func findPlausible(b []byte, plausible func([]byte) bool) int {
+	for i := 1; i+wire.PrefixLen <= len(b); i++ {
+		size := uint64(binary.BigEndian.Uint32(b[i:]))
+		end := uint64(i) + uint64(wire.PrefixLen) + size
+		if size <= wire.MaxPayload && end <= uint64(len(b)) && plausible(b[i+wire.PrefixLen:end]) {
+			return i
+		}
+	}
+	return -1
 }
 
 func (r *relay) close() {
@@ -504,28 +723,35 @@ func (r *relay) close() {
 }
 
 // nodeBehindRelay makes im's node dial its runtime through a relay with
-// newFilter.
+// newFilter, which makes each connection's filter.
 func nodeBehindRelay(newFilter func() relayFilter) func(*impl.Impl) {
 	return func(im *impl.Impl) {
 		run := im.Control.RunNode
 		im.Control.RunNode = func(ctx context.Context, getenv func(string) string) error {
-			upstream := getenv(live.EnvControl)
-			if upstream == "" {
-				return run(ctx, getenv)
-			}
-			r, err := startRelay(upstream, newFilter)
-			if err != nil {
-				return err
-			}
-			defer r.close()
-			return run(ctx, func(k string) string {
-				if k == live.EnvControl {
-					return r.addr()
-				}
-				return getenv(k)
-			})
+			return behindRelay(ctx, run, getenv, newFilter)
 		}
 	}
+}
+
+// behindRelay runs the node run through a relay to the runtime getenv
+// names, with newFilter making each connection's filter. A node run by hand
+// (no RANVIER_CONTROL) runs as it is.
+func behindRelay(ctx context.Context, run func(context.Context, func(string) string) error, getenv func(string) string, newFilter func() relayFilter) error {
+	upstream := getenv(live.EnvControl)
+	if upstream == "" {
+		return run(ctx, getenv)
+	}
+	r, err := startRelay(upstream, newFilter)
+	if err != nil {
+		return err
+	}
+	defer r.close()
+	return run(ctx, func(k string) string {
+		if k == live.EnvControl {
+			return r.addr()
+		}
+		return getenv(k)
+	})
 }
 
 // relayedRuntime is a runtime reached through a relay.

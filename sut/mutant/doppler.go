@@ -2,9 +2,10 @@ package mutant
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
+	"math"
 	"math/bits"
+	"slices"
 
 	"github.com/conform-suite/conform/ref/doppler"
 	"github.com/conform-suite/conform/ref/doppler/dpnats"
@@ -13,135 +14,258 @@ import (
 
 // dopplerMutants are every doppler mutant: the ones issue 6 lists, the
 // further failure modes that give each remaining MUST case a bug to catch,
-// and the ones only the live cases can see.
-var dopplerMutants = append(append(append([]Mutant(nil), dopplerListed...), dopplerFurther...), dopplerLiveMutants...)
+// the ones only the live cases can see, and the bugs issue 15 planted.
+var dopplerMutants = slices.Concat(dopplerListed, dopplerFurther, dopplerLiveMutants, dopplerPlanted, dopplerPlantedLive)
 
 // dopplerListed are the failure modes doppler-streaming names (§3, §4, §7)
 // and issue 6 lists.
 var dopplerListed = []Mutant{
-	dpCheckMutant("magic-only-v1", "checks the magic and nothing else, as v1 did, so a header claiming more than its message is accepted (doppler §3)",
-		dpBugCheck{magicOnly: true}),
-	dpCheckMutant("unknown-flags-ignored", "ignores flag bits outside DP_FLAG_KNOWN instead of refusing them (doppler §3)",
-		dpBugCheck{ignoreFlags: true}),
-	dpCheckMutant("payload-bytes-unchecked", "never compares payload_bytes with the length the transport reports (doppler §3, check 4)",
-		dpBugCheck{noPayload: true}),
-	dpCheckMutant("count-unchecked", "never compares num_samples × element size with payload_bytes (doppler §3, check 5)",
-		dpBugCheck{noCount: true}),
+	dpVerdictMutant("magic-only-v1", "checks the magic and nothing else, as v1 did, so a header claiming more than its message is accepted (doppler §3)",
+		func(_ doppler.Header, v doppler.Verdict) doppler.Verdict {
+			switch v {
+			case doppler.ShortMessage, doppler.NotDoppler, doppler.CrossEndian:
+				return v // the magic's own verdicts
+			}
+			return doppler.Accepted
+		}),
+	dpHeaderMutant("unknown-flags-ignored", "ignores flag bits outside DP_FLAG_KNOWN instead of refusing them (doppler §3)",
+		func(h *doppler.Header) { h.Flags &= doppler.FlagKnown }),
+	{
+		Name: "payload-bytes-unchecked", Suite: "doppler",
+		Bug: "never compares payload_bytes with the length the transport reports (doppler §3, check 4)",
+		apply: func(im *impl.Impl) {
+			next := im.Doppler.Check
+			im.Doppler.Check = func(prefix []byte, msgLen uint64, o doppler.Order) doppler.Verdict {
+				// Report the length payload_bytes claims, so that check 4
+				// passes whatever it is; the chunk block must still fit.
+				// A claim within 88 bytes of 2^64 cannot be reported and
+				// is judged as the reference judges it.
+				if h, err := doppler.DecodeHeader(prefix, o); err == nil && msgLen >= doppler.HeaderSize {
+					overhead := uint64(doppler.HeaderSize)
+					if h.Chunked() {
+						overhead += doppler.ChunkBlockSize
+					}
+					if msgLen >= overhead && h.PayloadBytes <= math.MaxUint64-overhead {
+						msgLen = h.PayloadBytes + overhead
+					}
+				}
+				return next(prefix, msgLen, o)
+			}
+		},
+	},
+	dpVerdictMutant("count-unchecked", "never compares num_samples × element size with payload_bytes (doppler §3, check 5)",
+		func(_ doppler.Header, v doppler.Verdict) doppler.Verdict {
+			if v == doppler.CountMismatch { // the last check
+				return doppler.Accepted
+			}
+			return v
+		}),
 	{
 		Name: "magic-as-char8", Suite: "doppler",
 		Bug: "compares and writes the magic as the char[8] \"DPLRSTRM\", which reads the same in either order and detects no endianness (doppler §3)",
 		apply: func(im *impl.Impl) {
-			im.Doppler.Check = dpBugCheck{char8: true}.check
-			im.Doppler.AppendHeader = dpBugEncoder{char8: true}.append
+			next := im.Doppler.Check
+			im.Doppler.Check = func(prefix []byte, msgLen uint64, o doppler.Order) doppler.Verdict {
+				if msgLen >= doppler.HeaderSize && len(prefix) >= doppler.HeaderSize {
+					if string(prefix[:8]) != magicChars {
+						return doppler.NotDoppler
+					}
+					prefix = withHeader(prefix, o, func(h *doppler.Header) { h.Magic = doppler.Magic })
+				}
+				return next(prefix, msgLen, o)
+			}
+			appendHeader := im.Doppler.AppendHeader
+			im.Doppler.AppendHeader = func(dst []byte, o doppler.Order, h doppler.Header) []byte {
+				n := len(dst)
+				dst = appendHeader(dst, o, h)
+				copy(dst[n:n+8], magicChars)
+				return dst
+			}
 		},
 	},
 	dpReasmMutant("other-sequence-accepted", "accepts a chunk of another sequence into the frame in progress (doppler §4)",
-		dpBugReasm{anySequence: true}),
+		func(r impl.Reassembler, o doppler.Order) impl.Reassembler { return &otherSequenceJoins{r, o} }),
 	dpReasmMutant("repeated-index-appended", "appends a repeated chunk index a second time instead of ignoring it (doppler §4)",
-		dpBugReasm{appendRepeats: true}),
-	{
-		Name: "chunks-split-mid-element", Suite: "doppler",
-		Bug: "cuts chunks at max_payload less header and chunk block without rounding down to whole elements (doppler §4)",
-		apply: func(im *impl.Impl) {
-			c := dpBugChunker{midElement: true}
-			im.Doppler.Chunk = c.chunk
-			im.Doppler.NewSender = dpSenderWith(dpSenderCfg{chunk: c.chunk})
-		},
-	},
+		func(r impl.Reassembler, o doppler.Order) impl.Reassembler {
+			return &joinsParts{parts: parts{Reassembler: r, o: o}, repeats: true}
+		}),
+	dpChunkerMutant("chunks-split-mid-element", "cuts chunks at max_payload less header and chunk block without rounding down to whole elements (doppler §4)",
+		doppler.Chunker{ChunkSize: func(maxPayload, elem int) (int, error) {
+			if _, err := doppler.ChunkSize(maxPayload, elem); err != nil {
+				return 0, err
+			}
+			return doppler.ChunkSize(maxPayload, 1) // what is left, in bytes
+		}}),
 	dpSenderMutant("sequence-per-chunk", "consumes one sequence number per chunk instead of one per logical frame (doppler §7)",
-		dpSenderCfg{perChunk: true}),
+		func(s impl.DopplerSender, o doppler.Order, _ *uint64) impl.DopplerSender {
+			return &numbersMessages{DopplerSender: s, o: o, next: new(uint64), perMessage: true}
+		}),
 }
 
 // dopplerFurther are failure modes beyond issue 6's list, one or more for
 // each MUST case the listed ones leave uncaught.
 var dopplerFurther = []Mutant{
-	dpCheckMutant("every-mismatch-cross-endian", "reports any magic that does not match as cross-endian, even one that matches in neither order (doppler §3)",
-		dpBugCheck{allCrossEndian: true}),
+	dpVerdictMutant("every-mismatch-cross-endian", "reports any magic that does not match as cross-endian, even one that matches in neither order (doppler §3)",
+		func(_ doppler.Header, v doppler.Verdict) doppler.Verdict {
+			if v == doppler.NotDoppler {
+				return doppler.CrossEndian
+			}
+			return v
+		}),
 	{
 		Name: "format-packed-big-endian", Suite: "doppler",
 		Bug: "packs the BLUE code with its first character in the high byte, reading and writing \"CF\" as 0x4346 (doppler §3)",
 		apply: func(im *impl.Impl) {
-			im.Doppler.Check = dpBugCheck{formatSwapped: true}.check
-			im.Doppler.AppendHeader = dpBugEncoder{formatSwapped: true}.append
+			swap := func(h *doppler.Header) { h.Format = doppler.Format(bits.ReverseBytes16(uint16(h.Format))) }
+			dpReadHeaderAs(im, swap)
+			appendHeader := im.Doppler.AppendHeader
+			im.Doppler.AppendHeader = func(dst []byte, o doppler.Order, h doppler.Header) []byte {
+				swap(&h)
+				return appendHeader(dst, o, h)
+			}
 		},
 	},
-	dpCheckMutant("raw-bytes-refused", "knows only the five sample formats and refuses the raw-bytes face's \"SB\" (RECONSTRUCTED §3)",
-		dpBugCheck{rawRefused: true}),
-	dpCheckMutant("telemetry-record-8-bytes", "counts telemetry records as 8 bytes instead of 16 (doppler §3)",
-		dpBugCheck{tlmElem: 8}),
-	dpCheckMutant("telemetry-any-format", "accepts a telemetry frame whatever its format (doppler §3)",
-		dpBugCheck{tlmAnyFormat: true}),
-	dpCheckMutant("minor-version-refused", "refuses any version but 2.0, minor versions included (RECONSTRUCTED §3)",
-		dpBugCheck{minorZero: true}),
-	dpCheckMutant("count-product-wraps", "computes num_samples × element size in 64 bits, so a product that wraps can match (RECONSTRUCTED §3)",
-		dpBugCheck{wrapCount: true}),
-	dpCheckMutant("unknown-kind-read-as-iq", "reads any kind other than TLM as IQ instead of refusing it (RECONSTRUCTED §3)",
-		dpBugCheck{kindAsIQ: true}),
-	dpCheckMutant("short-message-not-doppler", "reports a message shorter than a header as not doppler rather than short (RECONSTRUCTED §3)",
-		dpBugCheck{shortNotDoppler: true}),
-	dpCheckMutant("chunk-block-not-subtracted", "compares payload_bytes with the length less the header alone, forgetting the chunk block of a CHUNKED message (doppler §3, §4)",
-		dpBugCheck{noChunkBlock: true}),
+	dpVerdictMutant("raw-bytes-refused", "knows only the five sample formats and refuses the raw-bytes face's \"SB\" (reconstructed§doppler-formats#2)",
+		func(h doppler.Header, v doppler.Verdict) doppler.Verdict {
+			// Past the format check, which precedes only the count's.
+			if (v == doppler.Accepted || v == doppler.CountMismatch) && h.Kind != doppler.KindTLM && h.Format == doppler.FormatSB {
+				return doppler.UnknownFormat
+			}
+			return v
+		}),
+	dpVerdictMutant("telemetry-record-8-bytes", "counts telemetry records as 8 bytes instead of 16 (doppler §3)",
+		func(h doppler.Header, v doppler.Verdict) doppler.Verdict {
+			// Past the format check, the count is compared with 8-byte
+			// records.
+			if (v == doppler.Accepted || v == doppler.CountMismatch) && h.Kind == doppler.KindTLM {
+				if hi, lo := bits.Mul64(h.NumSamples, 8); hi != 0 || lo != h.PayloadBytes {
+					return doppler.CountMismatch
+				}
+				return doppler.Accepted
+			}
+			return v
+		}),
+	dpHeaderMutant("telemetry-any-format", "accepts a telemetry frame whatever its format (doppler §3)",
+		func(h *doppler.Header) {
+			if h.Kind == doppler.KindTLM {
+				h.Format = doppler.TypeTLM.Format()
+			}
+		}),
+	dpVerdictMutant("minor-version-refused", "refuses any version but 2.0, minor versions included (reconstructed§doppler-header#3)",
+		func(h doppler.Header, v doppler.Verdict) doppler.Verdict {
+			switch v {
+			case doppler.ShortMessage, doppler.NotDoppler, doppler.CrossEndian, doppler.OtherMajor:
+				return v // refused before the version is compared
+			}
+			if h.VersionMinor != 0 {
+				return doppler.OtherMajor
+			}
+			return v
+		}),
+	dpVerdictMutant("count-product-wraps", "computes num_samples × element size in 64 bits, so a product that wraps can match (reconstructed§doppler-checks#3)",
+		func(h doppler.Header, v doppler.Verdict) doppler.Verdict {
+			if elem, ok := doppler.ElemSize(h.Kind, h.Format); v == doppler.CountMismatch && ok && h.NumSamples*uint64(elem) == h.PayloadBytes {
+				return doppler.Accepted
+			}
+			return v
+		}),
+	dpHeaderMutant("unknown-kind-read-as-iq", "reads any kind other than TLM as IQ instead of refusing it (reconstructed§doppler-header#5)",
+		func(h *doppler.Header) {
+			if h.Kind != doppler.KindTLM {
+				h.Kind = doppler.KindIQ
+			}
+		}),
+	dpVerdictMutant("short-message-not-doppler", "reports a message shorter than a header as not doppler rather than short (reconstructed§doppler-checks#2)",
+		func(_ doppler.Header, v doppler.Verdict) doppler.Verdict {
+			if v == doppler.ShortMessage {
+				return doppler.NotDoppler
+			}
+			return v
+		}),
+	dpHeaderMutant("chunk-block-not-subtracted", "compares payload_bytes with the length less the header alone, forgetting the chunk block of a CHUNKED message (doppler §3, §4)",
+		func(h *doppler.Header) { h.Flags &^= doppler.FlagChunked }), // CHUNKED counts only in check 4
 	{
 		Name: "refusals-coded-dp-err", Suite: "doppler",
-		Bug: "reports a refused header as DP_ERR (-1) instead of DP_ERR_INVALID (RECONSTRUCTED §3)",
+		Bug: "reports a refused header as DP_ERR (-1) instead of DP_ERR_INVALID (reconstructed§doppler-checks#1)",
 		apply: func(im *impl.Impl) {
+			next := im.Doppler.CodeOf
 			im.Doppler.CodeOf = func(v doppler.Verdict) doppler.Code {
-				if v == doppler.Accepted {
-					return doppler.OK
+				if c := next(v); c != doppler.OK {
+					return doppler.ErrGeneric
 				}
-				return doppler.ErrGeneric
+				return doppler.OK
 			}
 		},
 	},
 	{
 		Name: "data-rep-always-eeei", Suite: "doppler",
-		Bug:   "writes data_rep \"EEEI\" whatever its byte order (doppler §3)",
-		apply: func(im *impl.Impl) { im.Doppler.AppendHeader = dpBugEncoder{dataRepLittle: true}.append },
+		Bug: "writes data_rep \"EEEI\" whatever its byte order (doppler §3)",
+		apply: func(im *impl.Impl) {
+			next := im.Doppler.AppendHeader
+			im.Doppler.AppendHeader = func(dst []byte, o doppler.Order, h doppler.Header) []byte {
+				h.DataRep = [4]byte{'E', 'E', 'E', 'I'}
+				return next(dst, o, h)
+			}
+		},
 	},
 	dpReasmMutant("frame-totals-not-set", "hands over a reassembled frame with its last chunk's header: CHUNKED set and that chunk's counts (doppler §4)",
-		dpBugReasm{lastHeader: true}),
+		func(r impl.Reassembler, o doppler.Order) impl.Reassembler { return lastChunkHeader{r, o} }),
 	dpReasmMutant("chunk-count-not-compared", "takes a chunk whose chunk_count disagrees with its frame's as if it agreed (doppler §4)",
-		dpBugReasm{noCountCompare: true}),
+		func(r impl.Reassembler, o doppler.Order) impl.Reassembler {
+			return &countUncompared{parts: parts{Reassembler: r, o: o}}
+		}),
 	dpReasmMutant("chunks-not-checked", "accepts a chunk that fails §3's checks, trusting its length over its header (doppler §4)",
-		dpBugReasm{trustChunks: true}),
+		func(r impl.Reassembler, o doppler.Order) impl.Reassembler { return chunksTrusted{r, o} }),
 	dpReasmMutant("complete-on-last-index", "hands a frame over when its last index arrives, holes zero-filled, instead of when every index has (doppler §4)",
-		dpBugReasm{completeOnLast: true}),
-	dpReasmMutant("chunks-in-arrival-order", "joins a frame's chunks in the order they arrived, not by chunk_index (RECONSTRUCTED §3)",
-		dpBugReasm{arrivalOrder: true}),
+		func(r impl.Reassembler, o doppler.Order) impl.Reassembler {
+			return &completesOnLast{parts: parts{Reassembler: r, o: o}}
+		}),
+	dpReasmMutant("chunks-in-arrival-order", "joins a frame's chunks in the order they arrived, not by chunk_index (reconstructed§doppler-chunk#6)",
+		func(r impl.Reassembler, o doppler.Order) impl.Reassembler {
+			return &joinsParts{parts: parts{Reassembler: r, o: o}, arrival: true}
+		}),
 	dpReasmMutant("frame-redelivered-on-repeat", "hands a frame over again when one of its chunks is redelivered after it completed (doppler §4)",
-		dpBugReasm{redeliver: true}),
+		func(r impl.Reassembler, o doppler.Order) impl.Reassembler { return &redelivers{Reassembler: r, o: o} }),
 	dpReasmMutant("chunk-block-stripped-always", "strips a chunk block's 24 bytes from every message, unchunked ones too (doppler §3, §4)",
-		dpBugReasm{stripAlways: true}),
+		func(r impl.Reassembler, o doppler.Order) impl.Reassembler { return stripsChunkBlock{r, o} }),
 	{
 		Name: "chunk-counts-are-totals", Suite: "doppler",
-		Bug: "writes the frame's totals into every chunk's num_samples and payload_bytes instead of the chunk's own counts (RECONSTRUCTED §3)",
+		Bug: "writes the frame's totals into every chunk's num_samples and payload_bytes instead of the chunk's own counts (reconstructed§doppler-chunk#3)",
 		apply: func(im *impl.Impl) {
-			c := dpBugChunker{totalsInChunks: true}
-			im.Doppler.Chunk = c.chunk
-			im.Doppler.NewSender = dpSenderWith(dpSenderCfg{chunk: c.chunk})
+			next := im.Doppler.Chunk
+			im.Doppler.Chunk = func(f doppler.Frame, maxPayload int, o doppler.Order) ([][]byte, error) {
+				msgs, err := next(f, maxPayload, o)
+				if len(msgs) > 1 {
+					for i, m := range msgs {
+						msgs[i] = withHeader(m, o, func(h *doppler.Header) {
+							h.NumSamples, h.PayloadBytes = f.Header.NumSamples, f.Header.PayloadBytes
+						})
+					}
+				}
+				return msgs, err
+			}
 		},
 	},
-	{
-		Name: "chunks-at-max-payload", Suite: "doppler",
-		Bug: "chunks a frame whose header and payload exactly fill max_payload (RECONSTRUCTED §3)",
-		apply: func(im *impl.Impl) {
-			c := dpBugChunker{chunkAtMax: true}
-			im.Doppler.Chunk = c.chunk
-			im.Doppler.NewSender = dpSenderWith(dpSenderCfg{chunk: c.chunk})
-		},
-	},
+	dpChunkerMutant("chunks-at-max-payload", "chunks a frame whose header and payload exactly fill max_payload (reconstructed§doppler-chunk#4)",
+		doppler.Chunker{NeedsChunking: func(payloadBytes uint64, maxPayload int) bool {
+			return doppler.NeedsChunking(payloadBytes, maxPayload) || doppler.HeaderSize+payloadBytes == uint64(maxPayload)
+		}}),
 	{
 		Name: "push-never-refuses", Suite: "doppler",
 		Bug: "lets PUSH send a frame larger than max_payload instead of refusing it with DP_ERR_TOO_LARGE (doppler §4)",
 		apply: func(im *impl.Impl) {
-			im.Doppler.CheckPush = func(uint64, int) error { return nil }
-			im.Doppler.NewSender = dpSenderWith(dpSenderCfg{pushAnySize: true})
+			im.Doppler.CheckPush = func(uint64, int) error { return nil } // the sender sends with it
 		},
 	},
 	dpSenderMutant("sequence-from-one", "numbers a socket's frames from 1 instead of 0 (doppler §7)",
-		dpSenderCfg{fromOne: true}),
+		func(s impl.DopplerSender, o doppler.Order, _ *uint64) impl.DopplerSender {
+			one := uint64(1)
+			return &numbersMessages{DopplerSender: s, o: o, next: &one}
+		}),
 	dpSenderMutant("sequence-shared-across-sockets", "keeps one sequence counter for every socket instead of one per socket (doppler §7)",
-		dpSenderCfg{shared: true}),
+		func(s impl.DopplerSender, o doppler.Order, shared *uint64) impl.DopplerSender {
+			return &numbersMessages{DopplerSender: s, o: o, next: shared}
+		}),
 }
 
 // dopplerLiveMutants are failure modes only a socket on a real broker
@@ -150,7 +274,7 @@ var dopplerFurther = []Mutant{
 var dopplerLiveMutants = []Mutant{
 	{
 		Name: "names-misderived", Suite: "doppler",
-		Bug: "derives <base>.pub.CF32, <base>.rpc, <base>.work.CF32 and the stream DPWORK_<base> instead of RECONSTRUCTED §3's names (doppler §5)",
+		Bug: "derives <base>.pub.CF32, <base>.rpc, <base>.work.CF32 and the stream DPWORK_<base> instead of the pinned names (doppler §5, reconstructed§doppler-subjects)",
 		apply: func(im *impl.Impl) {
 			im.Doppler.Names = func(ep doppler.Endpoint) dpnats.Names { return dpBugNames{ep} }
 		},
@@ -194,399 +318,350 @@ func (n dpBugNames) WorkWildcard() string              { return n.ep.WorkWildcar
 func (n dpBugNames) StreamName() string                { return "DPWORK_" + n.ep.Base }
 func (n dpBugNames) ConsumerName() string              { return n.ep.ConsumerName() }
 
-func dpCheckMutant(name, bug string, b dpBugCheck) Mutant {
-	return Mutant{Name: name, Suite: "doppler", Bug: bug, apply: func(im *impl.Impl) { im.Doppler.Check = b.check }}
-}
+// magicChars is the magic as the char[8] a v1 peer compared: the bytes
+// Magic has in little-endian order.
+const magicChars = "DPLRSTRM"
 
-func dpReasmMutant(name, bug string, cfg dpBugReasm) Mutant {
+// dpVerdictMutant is the mutant whose header check is the reference's with
+// its verdict changed by change, given the header as read.
+func dpVerdictMutant(name, bug string, change func(h doppler.Header, v doppler.Verdict) doppler.Verdict) Mutant {
 	return Mutant{Name: name, Suite: "doppler", Bug: bug, apply: func(im *impl.Impl) {
-		im.Doppler.NewReassembler = func(o doppler.Order, _ func([]byte, doppler.Order) doppler.Verdict) impl.Reassembler {
-			r := cfg
-			r.ref = &doppler.Reassembler{Order: o}
-			r.order = o
-			return &r
+		next := im.Doppler.Check
+		im.Doppler.Check = func(prefix []byte, msgLen uint64, o doppler.Order) doppler.Verdict {
+			h, _ := doppler.DecodeHeader(prefix, o) // the zero header when short
+			return change(h, next(prefix, msgLen, o))
 		}
 	}}
 }
 
-func dpSenderMutant(name, bug string, cfg dpSenderCfg) Mutant {
-	return Mutant{Name: name, Suite: "doppler", Bug: bug, apply: func(im *impl.Impl) { im.Doppler.NewSender = dpSenderWith(cfg) }}
+// dpHeaderMutant is the mutant whose header check is the reference's
+// reading a header changed by edit.
+func dpHeaderMutant(name, bug string, edit func(*doppler.Header)) Mutant {
+	return Mutant{Name: name, Suite: "doppler", Bug: bug, apply: func(im *impl.Impl) { dpReadHeaderAs(im, edit) }}
 }
 
-// dpBugCheck is the receiver's header check with switchable bugs. With every
-// switch off it judges as doppler.CheckLength does.
-type dpBugCheck struct {
-	magicOnly       bool // v1: accept whatever carries the magic
-	ignoreFlags     bool
-	noPayload       bool
-	noCount         bool
-	char8           bool // the magic compared as bytes, in no order
-	allCrossEndian  bool
-	formatSwapped   bool
-	rawRefused      bool
-	tlmElem         uint64 // 0: 16
-	tlmAnyFormat    bool
-	minorZero       bool
-	wrapCount       bool
-	kindAsIQ        bool
-	shortNotDoppler bool
-	noChunkBlock    bool
-}
-
-func (b dpBugCheck) check(prefix []byte, msgLen uint64, o doppler.Order) doppler.Verdict {
-	if msgLen < doppler.HeaderSize || len(prefix) < doppler.HeaderSize {
-		if b.shortNotDoppler {
-			return doppler.NotDoppler
+// dpReadHeaderAs makes im's header check judge each header as edit changes
+// it.
+func dpReadHeaderAs(im *impl.Impl, edit func(*doppler.Header)) {
+	next := im.Doppler.Check
+	im.Doppler.Check = func(prefix []byte, msgLen uint64, o doppler.Order) doppler.Verdict {
+		if len(prefix) >= doppler.HeaderSize {
+			prefix = withHeader(prefix, o, edit)
 		}
-		return doppler.ShortMessage
+		return next(prefix, msgLen, o)
 	}
-	h, _ := doppler.DecodeHeader(prefix, o)
-	if b.char8 {
-		if string(prefix[:8]) != "DPLRSTRM" {
-			return doppler.NotDoppler
+}
+
+// withHeader returns a copy of msg, at least a header long, whose header is
+// edit's change of msg's.
+func withHeader(msg []byte, o doppler.Order, edit func(*doppler.Header)) []byte {
+	cp := slices.Clone(msg)
+	h, _ := doppler.DecodeHeader(cp, o)
+	edit(&h)
+	doppler.AppendHeader(cp[:0], o, h)
+	return cp
+}
+
+// dpChunkerMutant is the mutant that cuts frames with c; its senders cut
+// with it too.
+func dpChunkerMutant(name, bug string, c doppler.Chunker) Mutant {
+	return Mutant{Name: name, Suite: "doppler", Bug: bug, apply: func(im *impl.Impl) { im.Doppler.Chunk = c.Chunk }}
+}
+
+// dpSenderMutant is the mutant whose senders are the reference's wrapped by
+// wrap; shared is one counter for every sender of the Impl.
+func dpSenderMutant(name, bug string, wrap func(s impl.DopplerSender, o doppler.Order, shared *uint64) impl.DopplerSender) Mutant {
+	return Mutant{Name: name, Suite: "doppler", Bug: bug, apply: func(im *impl.Impl) {
+		next, shared := im.Doppler.NewSender, new(uint64)
+		im.Doppler.NewSender = func(o doppler.Order, maxPayload int) impl.DopplerSender {
+			return wrap(next(o, maxPayload), o, shared)
 		}
+	}}
+}
+
+// numbersMessages renumbers what the reference sender sends from the
+// counter next: one number per frame, or with perMessage one per message.
+type numbersMessages struct {
+	impl.DopplerSender
+	o          doppler.Order
+	next       *uint64
+	perMessage bool
+}
+
+func (s *numbersMessages) counter() *uint64 { return s.next }
+
+func (s *numbersMessages) Publish(f doppler.Frame) ([][]byte, error) {
+	next := s.counter()
+	msgs, err := s.DopplerSender.Publish(f)
+	if err != nil {
+		return nil, renumbered(err, *next)
+	}
+	for i, m := range msgs {
+		seq := *next
+		if s.perMessage {
+			seq += uint64(i)
+		}
+		msgs[i] = withHeader(m, s.o, func(h *doppler.Header) { h.Sequence = seq })
+	}
+	if s.perMessage {
+		*next += uint64(len(msgs))
 	} else {
-		switch h.Magic {
-		case doppler.Magic:
-		case bits.ReverseBytes64(doppler.Magic):
-			return doppler.CrossEndian
-		default:
-			if b.allCrossEndian {
-				return doppler.CrossEndian
-			}
-			return doppler.NotDoppler
-		}
+		*next++
 	}
-	if b.magicOnly {
-		return doppler.Accepted
-	}
-	if h.VersionMajor != doppler.VersionMajor || (b.minorZero && h.VersionMinor != 0) {
-		return doppler.OtherMajor
-	}
-	if !b.ignoreFlags && h.Flags&^doppler.FlagKnown != 0 {
-		return doppler.UnknownFlags
-	}
-	overhead := uint64(doppler.HeaderSize)
-	if h.Chunked() && !b.noChunkBlock {
-		overhead += doppler.ChunkBlockSize
-		if msgLen < overhead {
-			return doppler.ShortChunkBlock
-		}
-	}
-	if !b.noPayload && h.PayloadBytes != msgLen-overhead {
-		return doppler.PayloadMismatch
-	}
-	kind := h.Kind
-	if b.kindAsIQ && kind != doppler.KindTLM {
-		kind = doppler.KindIQ
-	}
-	if kind != doppler.KindIQ && kind != doppler.KindTLM {
-		return doppler.UnknownKind
-	}
-	format := h.Format
-	if b.formatSwapped {
-		format = doppler.Format(bits.ReverseBytes16(uint16(format)))
-	}
-	e, ok := doppler.ElemSize(kind, format)
-	elem := uint64(e)
-	switch {
-	case kind == doppler.KindTLM && (ok || b.tlmAnyFormat):
-		elem, ok = 16, true
-		if b.tlmElem != 0 {
-			elem = b.tlmElem
-		}
-	case format == doppler.FormatSB && b.rawRefused:
-		ok = false
-	}
-	if !ok {
-		return doppler.UnknownFormat
-	}
-	if b.noCount {
-		return doppler.Accepted
-	}
-	if b.wrapCount {
-		if h.NumSamples*elem != h.PayloadBytes {
-			return doppler.CountMismatch
-		}
-		return doppler.Accepted
-	}
-	if hi, lo := bits.Mul64(h.NumSamples, elem); hi != 0 || lo != h.PayloadBytes {
-		return doppler.CountMismatch
-	}
-	return doppler.Accepted
+	return msgs, nil
 }
 
-// dpBugEncoder writes headers with switchable bugs.
-type dpBugEncoder struct {
-	char8         bool
-	formatSwapped bool
-	dataRepLittle bool
+func (s *numbersMessages) Send(f doppler.Frame) ([]byte, error) {
+	next := s.counter()
+	m, err := s.DopplerSender.Send(f)
+	if err != nil {
+		return nil, renumbered(err, *next)
+	}
+	seq := *next
+	*next++
+	return withHeader(m, s.o, func(h *doppler.Header) { h.Sequence = seq }), nil
 }
 
-func (b dpBugEncoder) append(dst []byte, o doppler.Order, h doppler.Header) []byte {
-	if b.formatSwapped {
-		h.Format = doppler.Format(bits.ReverseBytes16(uint16(h.Format)))
+func (s *numbersMessages) NextSequence() uint64 { return *s.counter() }
+
+// renumbered returns err naming the frame seq where it names one.
+func renumbered(err error, seq uint64) error {
+	var e *doppler.Error
+	if !errors.As(err, &e) || !e.HasSequence {
+		return err
 	}
-	if b.dataRepLittle {
-		h.DataRep = [4]byte{'E', 'E', 'E', 'I'}
-	}
-	n := len(dst)
-	dst = doppler.AppendHeader(dst, o, h)
-	if b.char8 {
-		copy(dst[n:n+8], "DPLRSTRM")
-	}
-	return dst
+	cp := *e
+	cp.Sequence = seq
+	return &cp
 }
 
-// dpBugReasm wraps the reference reassembly with switchable bugs. With every
-// switch off it is the reference.
-type dpBugReasm struct {
-	anySequence    bool // a chunk of another sequence joins the frame
-	appendRepeats  bool // a repeated index is appended again
-	lastHeader     bool // the delivered header is the last chunk's
-	noCountCompare bool // chunk_count disagreement ignored
-	trustChunks    bool // a chunk failing check 4 or 5 is repaired and taken
-	completeOnLast bool // the last index completes the frame
-	arrivalOrder   bool // chunks joined as they arrived
-	redeliver      bool // a repeat after completion delivers the frame again
-	stripAlways    bool // 88 bytes stripped from every message
+// dpReasmMutant is the mutant whose reassembly is the reference's wrapped
+// by wrap.
+func dpReasmMutant(name, bug string, wrap func(r impl.Reassembler, o doppler.Order) impl.Reassembler) Mutant {
+	return Mutant{Name: name, Suite: "doppler", Bug: bug, apply: func(im *impl.Impl) {
+		next := im.Doppler.NewReassembler
+		im.Doppler.NewReassembler = func(o doppler.Order, check func([]byte, doppler.Order) doppler.Verdict) impl.Reassembler {
+			return wrap(next(o, check), o)
+		}
+	}}
+}
 
-	ref   *doppler.Reassembler
-	order doppler.Order
+// acceptedChunk returns msg's header, chunk block and payload when the
+// reference's check accepts msg and it is a chunk.
+func acceptedChunk(msg []byte, o doppler.Order) (doppler.Header, doppler.ChunkBlock, []byte, bool) {
+	if doppler.Check(msg, o) != doppler.Accepted {
+		return doppler.Header{}, doppler.ChunkBlock{}, nil, false
+	}
+	h, _ := doppler.DecodeHeader(msg, o)
+	if !h.Chunked() {
+		return doppler.Header{}, doppler.ChunkBlock{}, nil, false
+	}
+	c, _ := doppler.DecodeChunkBlock(msg[doppler.HeaderSize:], o)
+	return h, c, msg[doppler.HeaderSize+doppler.ChunkBlockSize:], true
+}
 
-	// The frame in progress as this wrapper sees it.
-	active   bool
+// otherSequenceJoins gives a chunk of another sequence the sequence of the
+// frame in progress.
+type otherSequenceJoins struct {
+	impl.Reassembler
+	o doppler.Order
+}
+
+func (r *otherSequenceJoins) Add(msg []byte) (doppler.Frame, bool, error) {
+	if h, _, _, ok := acceptedChunk(msg, r.o); ok {
+		if seq, active := r.Pending(); active && h.Sequence != seq {
+			msg = withHeader(msg, r.o, func(h *doppler.Header) { h.Sequence = seq })
+		}
+	}
+	return r.Reassembler.Add(msg)
+}
+
+// parts keeps a copy of every chunk the reference reassembly took for the
+// frame in progress, repeats included, for the mutants that join or
+// complete frames otherwise.
+type parts struct {
+	impl.Reassembler
+	o doppler.Order
+
 	seq      uint64
 	count    uint32
-	size     int
-	byIndex  map[uint32][][]byte
-	arrivals [][]byte
-	last     doppler.Header
-	// The frame last delivered from chunks, for redeliver.
-	doneSeq uint64
-	done    *doppler.Frame
+	size     int                 // payload bytes of a chunk that is not the last, once one arrived
+	byIndex  map[uint32][][]byte // nil when no frame is in progress
+	arrivals [][]byte            // the first part of each index, in arrival order
+	stale    bool                // the frame was completed or dropped
 }
 
-func (r *dpBugReasm) Pending() (uint64, bool) { return r.ref.Pending() }
+// pass hands msg to the reference and keeps its part when the reference
+// took it for the frame in progress or completed the frame with it, which
+// joined reports.
+func (p *parts) pass(msg []byte) (f doppler.Frame, ok, joined bool, err error) {
+	if p.stale {
+		p.byIndex, p.arrivals, p.size, p.stale = nil, nil, 0, false
+	}
+	h, c, own, chunk := acceptedChunk(msg, p.o)
+	f, ok, err = p.Reassembler.Add(msg)
+	seq, active := p.Pending()
+	if chunk && (ok || active && seq == h.Sequence) {
+		if p.byIndex == nil || p.seq != h.Sequence {
+			p.seq, p.count, p.size = h.Sequence, c.Count, 0
+			p.byIndex, p.arrivals = map[uint32][][]byte{}, nil
+		}
+		part := slices.Clone(own)
+		if len(p.byIndex[c.Index]) == 0 {
+			p.arrivals = append(p.arrivals, part)
+		}
+		p.byIndex[c.Index] = append(p.byIndex[c.Index], part)
+		if c.Index+1 < c.Count && p.size == 0 {
+			p.size = len(own)
+		}
+	}
+	p.stale = ok || !active
+	return f, ok, ok && chunk, err
+}
 
-func (r *dpBugReasm) Add(msg []byte) (doppler.Frame, bool, error) {
-	o := r.order
-	h, herr := doppler.DecodeHeader(msg, o)
-	chunked := herr == nil && h.Chunked() && len(msg) >= doppler.HeaderSize+doppler.ChunkBlockSize
-	if chunked && doppler.Check(msg, o) == doppler.Accepted || chunked && r.trustChunks && h.Magic == doppler.Magic {
-		c, _ := doppler.DecodeChunkBlock(msg[doppler.HeaderSize:], o)
-		own := msg[doppler.HeaderSize+doppler.ChunkBlockSize:]
-		cp := append([]byte(nil), msg...)
-		changed := false
-		if r.trustChunks && doppler.Check(msg, o) != doppler.Accepted {
-			elem, _ := doppler.ElemSize(h.Kind, h.Format)
-			if elem > 0 {
-				dpPutU64(cp[48:], o, uint64(len(own)))
-				dpPutU64(cp[40:], o, uint64(len(own)/elem))
-				changed = true
+// joinsParts delivers a frame joined from the parts it kept: by index with
+// every repeat appended, or in arrival order.
+type joinsParts struct {
+	parts
+	repeats, arrival bool
+}
+
+func (r *joinsParts) Add(msg []byte) (doppler.Frame, bool, error) {
+	f, ok, joined, err := r.pass(msg)
+	if joined {
+		var payload []byte
+		if r.arrival {
+			for _, p := range r.arrivals {
+				payload = append(payload, p...)
 			}
-		}
-		if r.active && h.Sequence != r.seq && r.anySequence {
-			dpPutU64(cp[24:], o, r.seq)
-			h.Sequence, changed = r.seq, true
-		}
-		if r.active && h.Sequence == r.seq && c.Count != r.count && r.noCountCompare {
-			dpPutU32(cp[doppler.HeaderSize+4:], o, r.count)
-			c.Count, changed = r.count, true
-		}
-		if changed {
-			msg = cp
-		}
-		if r.redeliver && r.done != nil && h.Sequence == r.doneSeq {
-			return *r.done, true, nil
-		}
-		if !r.active || h.Sequence != r.seq {
-			r.active, r.seq, r.count, r.size = true, h.Sequence, c.Count, 0
-			r.byIndex, r.arrivals = map[uint32][][]byte{}, nil
-		}
-		if _, seen := r.byIndex[c.Index]; !seen || r.appendRepeats {
-			r.byIndex[c.Index] = append(r.byIndex[c.Index], own)
-			if !seen {
-				r.arrivals = append(r.arrivals, own)
-			}
-		}
-		if c.Index+1 < c.Count && r.size == 0 {
-			r.size = len(own)
-		}
-		r.last = h
-		if r.completeOnLast && c.Index+1 == c.Count {
-			if _, ok := r.ref.Pending(); ok && len(r.byIndex) < int(c.Count) && r.size > 0 {
-				_ = r.ref.Abandon()
-				payload := make([]byte, int(c.TotalBytes))
-				for i, parts := range r.byIndex {
-					copy(payload[int(i)*r.size:], parts[0])
-				}
-				r.active = false
-				hd := h
-				hd.Flags &^= doppler.FlagChunked
-				hd.NumSamples, hd.PayloadBytes = c.TotalSamples, c.TotalBytes
-				return doppler.Frame{Header: hd, Payload: payload}, true, nil
-			}
-		}
-	}
-	if r.stripAlways && herr == nil && !h.Chunked() && doppler.Check(msg, o) == doppler.Accepted {
-		f, ok, err := r.ref.Add(msg)
-		if ok {
-			if len(msg) >= doppler.HeaderSize+doppler.ChunkBlockSize {
-				f.Payload = msg[doppler.HeaderSize+doppler.ChunkBlockSize:]
-			} else {
-				f.Payload = nil
-			}
-		}
-		return f, ok, err
-	}
-	f, ok, err := r.ref.Add(msg)
-	if ok && chunked && r.active {
-		if r.appendRepeats || r.arrivalOrder {
-			var payload []byte
-			if r.arrivalOrder {
-				for _, p := range r.arrivals {
+		} else {
+			for i := range r.count {
+				for _, p := range r.byIndex[i] {
 					payload = append(payload, p...)
 				}
-			} else {
-				for i := uint32(0); i < r.count; i++ {
-					for _, p := range r.byIndex[i] {
-						payload = append(payload, p...)
-					}
-				}
 			}
-			f.Payload = payload
 		}
-		if r.lastHeader {
-			f.Header = r.last
-		}
-		r.active = false
-		done := f
-		r.done, r.doneSeq = &done, f.Header.Sequence
+		f.Payload = payload
 	}
 	return f, ok, err
 }
 
-func dpPutU64(b []byte, o doppler.Order, v uint64) {
-	if o == doppler.BigEndian {
-		binary.BigEndian.PutUint64(b, v)
-		return
+// countUncompared gives a chunk of the frame in progress the frame's
+// chunk_count.
+type countUncompared struct{ parts }
+
+func (r *countUncompared) Add(msg []byte) (doppler.Frame, bool, error) {
+	if h, c, _, ok := acceptedChunk(msg, r.o); ok && !r.stale && r.byIndex != nil && h.Sequence == r.seq && c.Count != r.count {
+		msg = slices.Clone(msg)
+		c.Count = r.count
+		doppler.AppendChunkBlock(msg[doppler.HeaderSize:doppler.HeaderSize], r.o, c)
 	}
-	binary.LittleEndian.PutUint64(b, v)
+	f, ok, _, err := r.pass(msg)
+	return f, ok, err
 }
 
-func dpPutU32(b []byte, o doppler.Order, v uint32) {
-	if o == doppler.BigEndian {
-		binary.BigEndian.PutUint32(b, v)
-		return
-	}
-	binary.LittleEndian.PutUint32(b, v)
-}
+// completesOnLast, when the last index of the frame in progress arrives
+// with others missing, hands the reference a chunk of zeros for each
+// missing one first.
+type completesOnLast struct{ parts }
 
-// dpBugChunker cuts frames with switchable bugs. With every switch off it
-// cuts as doppler.Chunk does.
-type dpBugChunker struct {
-	midElement     bool // chunk size not rounded down to whole elements
-	totalsInChunks bool // each chunk's header carries the frame's totals
-	chunkAtMax     bool // a frame exactly filling max_payload is chunked
-}
-
-func (b dpBugChunker) chunk(f doppler.Frame, maxPayload int, o doppler.Order) ([][]byte, error) {
-	total := len(f.Payload)
-	fits := doppler.HeaderSize+total <= maxPayload
-	if b.chunkAtMax {
-		fits = doppler.HeaderSize+total < maxPayload
-	}
-	elem, ok := doppler.ElemSize(f.Header.Kind, f.Header.Format)
-	room := maxPayload - doppler.HeaderSize - doppler.ChunkBlockSize
-	if fits || !ok || room < elem {
-		return doppler.Chunk(f, maxPayload, o)
-	}
-	size := room / elem * elem
-	if b.midElement {
-		size = room
-	}
-	count := (total + size - 1) / size
-	var msgs [][]byte
-	for i := range count {
-		part := f.Payload[i*size : min((i+1)*size, total)]
-		h := f.Header
-		h.Flags |= doppler.FlagChunked
-		h.NumSamples, h.PayloadBytes = uint64(len(part)/elem), uint64(len(part))
-		if b.totalsInChunks {
-			h.NumSamples, h.PayloadBytes = f.Header.NumSamples, f.Header.PayloadBytes
-		}
-		m := doppler.AppendHeader(nil, o, h)
-		m = doppler.AppendChunkBlock(m, o, doppler.ChunkBlock{Index: uint32(i), Count: uint32(count),
-			TotalSamples: f.Header.NumSamples, TotalBytes: f.Header.PayloadBytes})
-		msgs = append(msgs, append(m, part...))
-	}
-	return msgs, nil
-}
-
-// dpSenderCfg configures a socket's sender with switchable bugs. With every
-// switch off and chunk nil it sends as doppler.Sender does.
-type dpSenderCfg struct {
-	chunk       func(doppler.Frame, int, doppler.Order) ([][]byte, error)
-	perChunk    bool
-	fromOne     bool
-	shared      bool
-	pushAnySize bool
-}
-
-func dpSenderWith(cfg dpSenderCfg) func(doppler.Order, int) impl.DopplerSender {
-	if cfg.chunk == nil {
-		cfg.chunk = doppler.Chunk
-	}
-	shared := new(uint64) // per Impl: one counter every socket of it shares
-	return func(o doppler.Order, maxPayload int) impl.DopplerSender {
-		if maxPayload <= 0 {
-			maxPayload = doppler.DefaultMaxPayload
-		}
-		s := &dpBugSender{cfg: cfg, order: o, maxPayload: maxPayload, next: new(uint64)}
-		if cfg.shared {
-			s.next = shared
-		}
-		if cfg.fromOne {
-			*s.next = 1
-		}
-		return s
-	}
-}
-
-type dpBugSender struct {
-	cfg        dpSenderCfg
-	order      doppler.Order
-	maxPayload int
-	next       *uint64
-}
-
-func (s *dpBugSender) Publish(f doppler.Frame) ([][]byte, error) {
-	f.Header.Sequence = *s.next
-	msgs, err := s.cfg.chunk(f, s.maxPayload, s.order)
-	if err != nil {
-		return nil, err
-	}
-	if s.cfg.perChunk {
-		for i, m := range msgs {
-			dpPutU64(m[24:], s.order, *s.next+uint64(i))
-		}
-		*s.next += uint64(len(msgs))
-		return msgs, nil
-	}
-	*s.next++
-	return msgs, nil
-}
-
-func (s *dpBugSender) NextSequence() uint64 { return *s.next }
-
-func (s *dpBugSender) Send(f doppler.Frame) ([]byte, error) {
-	if !s.cfg.pushAnySize {
-		if err := doppler.CheckPush(f.Header.PayloadBytes, s.maxPayload); err != nil {
-			return nil, err
+func (r *completesOnLast) Add(msg []byte) (doppler.Frame, bool, error) {
+	h, c, _, ok := acceptedChunk(msg, r.o)
+	if ok && c.Index+1 == c.Count && c.Count == r.count && !r.stale && r.byIndex != nil && h.Sequence == r.seq && r.size > 0 {
+		elem, _ := doppler.ElemSize(h.Kind, h.Format)
+		for i := range c.Count - 1 {
+			if len(r.byIndex[i]) > 0 {
+				continue
+			}
+			zero := h
+			zero.NumSamples, zero.PayloadBytes = uint64(r.size/elem), uint64(r.size)
+			block := c
+			block.Index = i
+			m := doppler.AppendChunkBlock(doppler.AppendHeader(nil, r.o, zero), r.o, block)
+			if _, _, _, err := r.pass(append(m, make([]byte, r.size)...)); err != nil {
+				break
+			}
 		}
 	}
-	f.Header.Sequence = *s.next
-	*s.next++
-	return f.AppendMessage(nil, s.order), nil
+	f, ok, _, err := r.pass(msg)
+	return f, ok, err
+}
+
+// lastChunkHeader delivers a reassembled frame with the header of the chunk
+// that completed it.
+type lastChunkHeader struct {
+	impl.Reassembler
+	o doppler.Order
+}
+
+func (r lastChunkHeader) Add(msg []byte) (doppler.Frame, bool, error) {
+	h, _, _, chunk := acceptedChunk(msg, r.o)
+	f, ok, err := r.Reassembler.Add(msg)
+	if ok && chunk {
+		f.Header = h
+	}
+	return f, ok, err
+}
+
+// chunksTrusted repairs a chunk that carries the magic and fails the
+// check, taking its counts from its length.
+type chunksTrusted struct {
+	impl.Reassembler
+	o doppler.Order
+}
+
+func (r chunksTrusted) Add(msg []byte) (doppler.Frame, bool, error) {
+	h, err := doppler.DecodeHeader(msg, r.o)
+	if err == nil && h.Chunked() && h.Magic == doppler.Magic && len(msg) >= doppler.HeaderSize+doppler.ChunkBlockSize &&
+		doppler.Check(msg, r.o) != doppler.Accepted {
+		if elem, ok := doppler.ElemSize(h.Kind, h.Format); ok {
+			own := uint64(len(msg) - doppler.HeaderSize - doppler.ChunkBlockSize)
+			msg = withHeader(msg, r.o, func(h *doppler.Header) { h.PayloadBytes, h.NumSamples = own, own/uint64(elem) })
+		}
+	}
+	return r.Reassembler.Add(msg)
+}
+
+// redelivers hands the last frame reassembled over again when the
+// reference takes one of its chunks, arriving late, for a repeat.
+type redelivers struct {
+	impl.Reassembler
+	o       doppler.Order
+	done    *doppler.Frame
+	doneSeq uint64
+}
+
+func (r *redelivers) Add(msg []byte) (doppler.Frame, bool, error) {
+	h, _, _, chunk := acceptedChunk(msg, r.o)
+	f, ok, err := r.Reassembler.Add(msg)
+	switch seq, active := r.Pending(); {
+	case !chunk:
+	case ok:
+		done := f
+		done.Payload = slices.Clone(f.Payload)
+		r.done, r.doneSeq = &done, h.Sequence
+	case err == nil && r.done != nil && h.Sequence == r.doneSeq && !(active && seq == h.Sequence):
+		again := *r.done
+		again.Payload = slices.Clone(r.done.Payload)
+		return again, true, nil
+	}
+	return f, ok, err
+}
+
+// stripsChunkBlock delivers an unchunked message's payload without the 24
+// bytes a chunk block would take.
+type stripsChunkBlock struct {
+	impl.Reassembler
+	o doppler.Order
+}
+
+func (r stripsChunkBlock) Add(msg []byte) (doppler.Frame, bool, error) {
+	f, ok, err := r.Reassembler.Add(msg)
+	if h, herr := doppler.DecodeHeader(msg, r.o); ok && herr == nil && !h.Chunked() {
+		f.Payload = nil
+		if len(msg) >= doppler.HeaderSize+doppler.ChunkBlockSize {
+			f.Payload = msg[doppler.HeaderSize+doppler.ChunkBlockSize:]
+		}
+	}
+	return f, ok, err
 }

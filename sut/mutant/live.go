@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
-	"os"
 	"runtime"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	messagepb "github.com/conform-suite/conform/proto/ranvier/message/v1"
@@ -21,7 +22,8 @@ import (
 )
 
 // liveMutants break the reference's live data-plane parts
-// (sut/impl/liveops.go), each by setting one hook of ref/live.
+// (sut/impl/liveops.go), each by setting one hook of ref/live or wrapping
+// the connections a publisher accepts.
 var liveMutants = append(liveDataMutants, []Mutant{
 	{
 		Name: "publisher-announces-first-stream-only", Suite: "live", Profile: "ranvier-publisher",
@@ -36,7 +38,7 @@ var liveMutants = append(liveDataMutants, []Mutant{
 		Name: "publisher-repeats-announcements", Suite: "live", Profile: "ranvier-publisher",
 		Bug: "the publisher forgets what it announced on a connection and announces again before every sample (ranvier-streams §6.4)",
 		apply: func(im *impl.Impl) {
-			withPublisherHooks(im, func(h *live.PublisherHooks) { h.ForgetAnnounced = true })
+			withPublisherHooks(im, func(h *live.PublisherHooks) { h.Write = reannouncing() })
 		},
 	},
 	{
@@ -59,21 +61,66 @@ var liveMutants = append(liveDataMutants, []Mutant{
 		Name: "publisher-resends-whole-buffer", Suite: "live", Profile: "ranvier-publisher",
 		Bug: "after a partial write the publisher resends the whole frame instead of the rest of it (ranvier-wire §1.4)",
 		apply: func(im *impl.Impl) {
-			withPublisherHooks(im, func(h *live.PublisherHooks) { h.Write = resendWhole })
+			withPublisherHooks(im, func(h *live.PublisherHooks) {
+				h.Write = func(c net.Conn, b []byte, patience time.Duration, done <-chan struct{}) error {
+					return live.WritePatient(resendsWhole{Conn: c, frame: b}, b, patience, done)
+				}
+			})
 		},
 	},
 	{
 		Name: "publisher-sends-before-request", Suite: "live", Profile: "ranvier-publisher",
 		Bug: "the publisher announces its streams as soon as a subscriber connects, before reading the Request (ranvier-wire §4.1)",
 		apply: func(im *impl.Impl) {
+			withListener(im, func(ln net.Listener, pub func() *live.Publisher) net.Listener {
+				return announcesOnAccept{Listener: ln, pub: pub}
+			})
+		},
+	},
+	{
+		Name: "publisher-frame-carries-both-variants", Suite: "live", Profile: "ranvier-publisher",
+		Bug: "the publisher writes each sample in a Frame that also carries its stream's announcement, ahead of the sample, so a decoder keeping the last variant sees only the sample (ranvier-wire §8 item 1)",
+		apply: func(im *impl.Impl) {
+			withPublisherHooks(im, func(h *live.PublisherHooks) { h.Write = withAnnouncementInSamples() })
+		},
+	},
+	{
+		Name: "publisher-fanout-dies-with-one-subscriber", Suite: "live", Profile: "ranvier-publisher",
+		Bug: "once a write to one subscriber fails, the publisher fails every later write to every subscriber: a departed subscriber holds the others up (ranvier-wire §3.3)",
+		apply: func(im *impl.Impl) {
+			next := im.Live.NewPublisher
+			im.Live.NewPublisher = func(ctx context.Context, cfg live.PublisherConfig) (*live.Publisher, error) {
+				var failed atomic.Bool // one per publisher: its fan-out
+				cfg.Hooks.Write = func(c net.Conn, b []byte, patience time.Duration, done <-chan struct{}) error {
+					if failed.Load() {
+						return errors.New("the fan-out stopped at a subscriber's failure")
+					}
+					err := live.WritePatient(c, b, patience, done)
+					if err != nil {
+						failed.Store(true)
+					}
+					return err
+				}
+				return next(ctx, cfg)
+			}
+		},
+	},
+	{
+		Name: "publisher-announces-without-node", Suite: "live", Profile: "ranvier-publisher",
+		Bug: "the publisher's announcements leave out the node that declared the stream (ranvier-streams §6.1)",
+		apply: func(im *impl.Impl) {
 			withPublisherHooks(im, func(h *live.PublisherHooks) {
-				h.BeforeRequest = func(c net.Conn, announcements [][]byte) error {
-					for _, b := range announcements {
-						if _, err := c.Write(b); err != nil {
-							return err
+				h.Write = func(c net.Conn, b []byte, patience time.Duration, done <-chan struct{}) error {
+					f := new(messagepb.Frame)
+					if len(b) >= wire.PrefixLen && proto.Unmarshal(b[wire.PrefixLen:], f) == nil && f.GetAnnounce() != nil {
+						f.GetAnnounce().Node = ""
+						if payload, err := wire.Encode(f); err == nil {
+							if framed, err := wire.AppendFrame(nil, payload); err == nil {
+								b = framed
+							}
 						}
 					}
-					return nil
+					return live.WritePatient(c, b, patience, done)
 				}
 			})
 		},
@@ -103,33 +150,147 @@ func withPublisherHooks(im *impl.Impl, set func(*live.PublisherHooks)) {
 	}
 }
 
-// resendWhole writes b to c as the mutant does: every attempt writes the
-// whole of b, so after a write that stopped part-way — a full socket buffer
-// meeting the write deadline — the bytes already sent go out again.
-func resendWhole(c net.Conn, b []byte, patience time.Duration, done <-chan struct{}) error {
-	defer c.SetWriteDeadline(time.Time{})
-	last := time.Now()
-	for {
-		select {
-		case <-done:
-			return net.ErrClosed
-		default:
+// withListener makes every publisher the Impl starts accept its
+// subscribers through the listener wrap makes of the reference's; pub
+// returns the publisher once it has started.
+func withListener(im *impl.Impl, wrap func(ln net.Listener, pub func() *live.Publisher) net.Listener) {
+	next := im.Live.NewPublisher
+	im.Live.NewPublisher = func(ctx context.Context, cfg live.PublisherConfig) (*live.Publisher, error) {
+		var started atomic.Pointer[live.Publisher]
+		listen := cfg.Listen
+		if listen == nil {
+			var lc net.ListenConfig
+			listen = lc.Listen
 		}
-		if time.Since(last) > patience {
-			return live.ErrNoProgress
+		cfg.Listen = func(ctx context.Context, network, addr string) (net.Listener, error) {
+			ln, err := listen(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return wrap(ln, started.Load), nil
 		}
-		c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
-		n, err := c.Write(b)
-		if n > 0 {
-			last = time.Now()
-		}
+		p, err := next(ctx, cfg)
 		if err == nil {
-			return nil
+			started.Store(p)
 		}
-		if !errors.Is(err, os.ErrDeadlineExceeded) {
-			return err
+		return p, err
+	}
+}
+
+// reannouncing returns a publisher's frame write that, before every sample
+// on a connection but its first, writes again every announcement it wrote
+// there; each frame is written by the reference's patient write.
+func reannouncing() func(c net.Conn, b []byte, patience time.Duration, done <-chan struct{}) error {
+	type sent struct {
+		announcements [][]byte
+		sampled       bool
+	}
+	var mu sync.Mutex
+	conns := map[net.Conn]*sent{} // each connection has one writer
+	return func(c net.Conn, b []byte, patience time.Duration, done <-chan struct{}) error {
+		mu.Lock()
+		st := conns[c]
+		if st == nil {
+			st = new(sent)
+			conns[c] = st
+		}
+		mu.Unlock()
+		f := new(messagepb.Frame)
+		if len(b) >= wire.PrefixLen && proto.Unmarshal(b[wire.PrefixLen:], f) == nil {
+			switch {
+			case f.GetAnnounce() != nil:
+				st.announcements = append(st.announcements, slices.Clone(b))
+			case f.GetSample() != nil:
+				if st.sampled {
+					for _, a := range st.announcements {
+						if err := live.WritePatient(c, a, patience, done); err != nil {
+							return err
+						}
+					}
+				}
+				st.sampled = true
+			}
+		}
+		return live.WritePatient(c, b, patience, done)
+	}
+}
+
+// resendsWhole is a connection on which every write of a frame's rest,
+// after a partial write, sends the whole frame again. It reports the rest
+// written when the whole frame was, and otherwise less than the rest, so
+// that the writer goes on.
+type resendsWhole struct {
+	net.Conn
+	frame []byte
+}
+
+func (c resendsWhole) Write(rest []byte) (int, error) {
+	n, err := c.Conn.Write(c.frame)
+	if n == len(c.frame) {
+		return len(rest), err
+	}
+	return min(n, len(rest)-1), err
+}
+
+// announcesOnAccept is a publisher's listener that writes the announcement
+// of every stream the publisher has to each connection it accepts.
+type announcesOnAccept struct {
+	net.Listener
+	pub func() *live.Publisher
+}
+
+func (l announcesOnAccept) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	p := l.pub()
+	if err != nil || p == nil {
+		return c, err
+	}
+	c.SetWriteDeadline(time.Now().Add(relayWriteWait))
+	defer c.SetWriteDeadline(time.Time{})
+	for _, s := range p.Streams() {
+		payload, err := wire.Encode(&messagepb.Frame{Payload: &messagepb.Frame_Announce{Announce: s.Info()}})
+		if err != nil {
+			continue
+		}
+		if b, err := wire.AppendFrame(nil, payload); err == nil {
+			c.Write(b)
 		}
 	}
+	return c, nil
+}
+
+// closesOnMore is a publisher's connection that, once the Request has been
+// read from it, closes when a subscriber sends anything more.
+type closesOnMore struct {
+	net.Conn
+	request *wire.Reader
+	done    *atomic.Bool
+}
+
+func (c closesOnMore) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n == 0 || c.done.Load() {
+		return n, err
+	}
+	c.request.Write(p[:n])
+	if _, ok, ferr := c.request.Next(); ok && ferr == nil {
+		c.done.Store(true)
+		if c.request.Buffered() > 0 {
+			c.Conn.Close() // more came with the Request
+		} else {
+			go func() {
+				var b [1]byte
+				for {
+					c.Conn.SetReadDeadline(time.Time{})
+					if n, err := c.Conn.Read(b[:]); n > 0 || err != nil {
+						c.Conn.Close()
+						return
+					}
+				}
+			}()
+		}
+	}
+	return n, err
 }
 
 // liveDataMutants break the live subscriber and publisher at the steps
@@ -155,11 +316,16 @@ var liveDataMutants = []Mutant{
 		func(h *live.SubscriberHooks) {
 			h.NewReceiver = func() live.Receiver { return new(salvagesTail) }
 		}),
+	subscriberMutant("subscriber-counts-truncated-tail",
+		"at end of stream the subscriber hands the partial frame left buffered to its decoder and counts it as an unreadable frame (ranvier-wire §1.3, ranvier-streams §3.6a)",
+		func(h *live.SubscriberHooks) {
+			h.NewReceiver = func() live.Receiver { return new(decodesTail) }
+		}),
 	subscriberMutant("subscriber-resyncs-after-too-large",
 		"after a prefix above 16 MiB the subscriber scans forward for a plausible prefix instead of closing (ranvier-wire §6.2)",
 		func(h *live.SubscriberHooks) {
 			h.NewReceiver = func() live.Receiver {
-				return &wire.Subscriber{Reader: &buggyReader{ceiling: wire.MaxPayload, resync: true}}
+				return &wire.Subscriber{Reader: newResyncs()}
 			}
 		}),
 	subscriberMutant("subscriber-closes-on-undecodable",
@@ -171,7 +337,7 @@ var liveDataMutants = []Mutant{
 		"the subscriber reads a zero-length frame as the end of the stream and reads nothing after it (ranvier-wire §1.2, §6.4)",
 		func(h *live.SubscriberHooks) {
 			h.NewReceiver = func() live.Receiver {
-				return &wire.Subscriber{Reader: &buggyReader{ceiling: wire.MaxPayload, zeroEnds: true}}
+				return &wire.Subscriber{Reader: new(zeroLengthEnds)}
 			}
 		}),
 	subscriberMutant("subscriber-keepalive-after-request",
@@ -257,7 +423,7 @@ var liveDataMutants = []Mutant{
 		apply: func(im *impl.Impl) {
 			withPublisherHooks(im, func(h *live.PublisherHooks) {
 				h.Write = func(c net.Conn, b []byte, patience time.Duration, done <-chan struct{}) error {
-					return writeAll(c, varintSampleFrame(b), patience)
+					return live.WritePatient(c, varintSampleFrame(b), patience, done)
 				}
 			})
 		},
@@ -266,27 +432,21 @@ var liveDataMutants = []Mutant{
 		Name: "publisher-closes-on-bytes-after-request", Suite: "live", Profile: "ranvier-publisher",
 		Bug: "the publisher keeps reading the connection after the Request and closes it when a subscriber sends more (ranvier-wire §4.1)",
 		apply: func(im *impl.Impl) {
-			withPublisherHooks(im, func(h *live.PublisherHooks) {
-				h.AfterRequest = func(c net.Conn, rest []byte) {
-					if len(rest) > 0 {
-						c.Close()
-						return
-					}
-					go func() {
-						var b [1]byte
-						for {
-							c.SetReadDeadline(time.Time{})
-							n, err := c.Read(b[:])
-							if n > 0 || err != nil {
-								c.Close()
-								return
-							}
-						}
-					}()
-				}
-			})
+			withListener(im, func(ln net.Listener, _ func() *live.Publisher) net.Listener { return watchesAfterRequest{ln} })
 		},
 	},
+}
+
+// watchesAfterRequest is a publisher's listener whose connections close on
+// bytes after the Request.
+type watchesAfterRequest struct{ net.Listener }
+
+func (l watchesAfterRequest) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return c, err
+	}
+	return closesOnMore{Conn: c, request: new(wire.Reader), done: new(atomic.Bool)}, nil
 }
 
 // subscriberMutant is the live mutant whose subscribers carry the hooks set
@@ -365,6 +525,67 @@ func (s *salvagesTail) End() error {
 		}
 	}
 	return err
+}
+
+// decodesTail is a receiver that, at end of stream, takes the partial frame
+// left buffered for a frame and decodes it; the cut payload does not
+// decode, and the frame is counted unreadable.
+type decodesTail struct {
+	wire.Subscriber
+	buf  []byte // every byte received, to find the tail
+	emit func(wire.Event)
+}
+
+func (s *decodesTail) Receive(p []byte, emit func(wire.Event)) error {
+	s.emit = emit
+	s.buf = append(s.buf, p...)
+	return s.Subscriber.Receive(p, emit)
+}
+
+func (s *decodesTail) End() error {
+	if s.Subscriber.Reader == nil {
+		return s.Subscriber.End()
+	}
+	tail := s.buf[len(s.buf)-s.Subscriber.Reader.Buffered():]
+	err := s.Subscriber.End()
+	if len(tail) > wire.PrefixLen && s.emit != nil {
+		ev := wire.Event{Action: wire.SkippedUndecodable}
+		if f, derr := wire.DecodeFrame(tail[wire.PrefixLen:]); derr == nil {
+			ev = wire.Event{Action: wire.Delivered, Frame: f}
+		}
+		s.emit(ev)
+	}
+	return err
+}
+
+// withAnnouncementInSamples returns a publisher's frame write that puts,
+// before each sample of a stream announced on the connection, that
+// stream's announcement in the same Frame.
+func withAnnouncementInSamples() func(c net.Conn, b []byte, patience time.Duration, done <-chan struct{}) error {
+	var mu sync.Mutex
+	announced := map[net.Conn]map[uint32][]byte{} // each connection has one writer
+	return func(c net.Conn, b []byte, patience time.Duration, done <-chan struct{}) error {
+		f := new(messagepb.Frame)
+		if len(b) >= wire.PrefixLen && proto.Unmarshal(b[wire.PrefixLen:], f) == nil {
+			mu.Lock()
+			if announced[c] == nil {
+				announced[c] = map[uint32][]byte{}
+			}
+			switch {
+			case f.GetAnnounce() != nil:
+				// The announce field alone: Frame field 1, as written.
+				announced[c][f.GetAnnounce().GetStreamRef()] = slices.Clone(b[wire.PrefixLen:])
+			case f.GetSample() != nil:
+				if ann, ok := announced[c][f.GetSample().GetStreamRef()]; ok {
+					if framed, err := wire.AppendFrame(nil, append(slices.Clone(ann), b[wire.PrefixLen:]...)); err == nil {
+						b = framed
+					}
+				}
+			}
+			mu.Unlock()
+		}
+		return live.WritePatient(c, b, patience, done)
+	}
 }
 
 // salvage returns the complete fields of a message cut short, a truncated
@@ -451,12 +672,4 @@ func fixedToVarint(m []byte) []byte {
 		m = m[n+k:]
 	}
 	return out
-}
-
-// writeAll writes b to c, waiting at most patience.
-func writeAll(c net.Conn, b []byte, patience time.Duration) error {
-	c.SetWriteDeadline(time.Now().Add(patience))
-	defer c.SetWriteDeadline(time.Time{})
-	_, err := c.Write(b)
-	return err
 }

@@ -5,7 +5,9 @@
 package mutant
 
 import (
-	"sort"
+	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/conform-suite/conform/sut/impl"
 )
@@ -26,35 +28,45 @@ type Mutant struct {
 	apply func(*impl.Impl)
 }
 
-// Impl returns the mutant's implementation.
-func (m Mutant) Impl() *impl.Impl {
-	im := impl.Reference()
-	im.Name = "conform mutant " + m.Name
-	m.apply(im)
-	return im
+// New returns a mutant of a suite conform does not build in: apply breaks
+// one part (or wraps one op handler) of a fresh reference.
+func New(name, suite, profile, bug string, apply func(*impl.Impl)) Mutant {
+	return Mutant{Name: name, Suite: suite, Profile: profile, Bug: bug, apply: apply}
 }
 
-// All returns every mutant, sorted by suite and name.
-func All() []Mutant {
-	var all []Mutant
-	for _, suite := range [][]Mutant{wireMutants, streamsMutants, tlvMutants, dopplerMutants, liveMutants, controlMutants, graphMutants} {
-		all = append(all, suite...)
+// Check reports what a mutant lacks: a slug name, a suite, a bug and the
+// change that makes it.
+func (m Mutant) Check() error {
+	if m.Name == "" || strings.ContainsAny(m.Name, " /") || m.Suite == "" || m.Bug == "" || m.apply == nil {
+		return fmt.Errorf("mutant %q: a slug name, a suite, a bug and a change are required", m.Name)
 	}
-	sort.Slice(all, func(i, j int) bool {
-		if all[i].Suite != all[j].Suite {
-			return all[i].Suite < all[j].Suite
-		}
-		return all[i].Name < all[j].Name
-	})
-	return all
+	return nil
 }
 
-// Lookup returns the mutant named name.
-func Lookup(name string) (Mutant, bool) {
-	for _, m := range All() {
-		if m.Name == name {
-			return m, true
-		}
-	}
-	return Mutant{}, false
+// Apply gives ref, a fresh reference implementation, the mutant's one bug,
+// and returns it.
+func (m Mutant) Apply(ref *impl.Impl) *impl.Impl {
+	ref.Name = "conform mutant " + m.Name
+	m.apply(ref)
+	return ref
 }
+
+// The mutants of each suite conform builds in, for the suites' descriptors.
+
+// Wire returns the wire suite's mutants.
+func Wire() []Mutant { return wireMutants }
+
+// Streams returns the streams suite's mutants.
+func Streams() []Mutant { return streamsMutants }
+
+// TLV returns the tlv suite's mutants.
+func TLV() []Mutant { return tlvMutants }
+
+// Doppler returns the doppler suite's mutants.
+func Doppler() []Mutant { return dopplerMutants }
+
+// Live returns the live suite's mutants, data plane and control plane.
+func Live() []Mutant { return append(slices.Clone(liveMutants), controlMutants...) }
+
+// Graph returns the graph suite's mutants.
+func Graph() []Mutant { return graphMutants }

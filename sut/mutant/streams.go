@@ -1,15 +1,19 @@
 package mutant
 
 import (
+	"context"
 	"math"
+	"slices"
 
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
 	"github.com/conform-suite/conform/ref/wire"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/descriptorpb"
 
 	"github.com/conform-suite/conform/ref/streams"
 	"github.com/conform-suite/conform/sut/impl"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // streamsMutants are every streams mutant: the ones issue 3 lists, then the
@@ -20,319 +24,445 @@ var streamsMutants = append(append([]Mutant(nil), streamsListed...), streamsFurt
 // §3.1-§3.8) and issue 3 lists, each one a working program that reports the
 // wrong numbers.
 var streamsListed = []Mutant{
-	trackerMutant("window-256", "keeps a reorder window of 256 instead of 64 (ranvier-streams §3.4)",
-		bugTracker{window: 256}),
-	trackerMutant("window-63", "keeps a reorder window of 63 instead of 64 (ranvier-streams §3.4)",
-		bugTracker{window: 63}),
+	trackerWith("window-256", "keeps a reorder window of 256 instead of 64 (ranvier-streams §3.4)",
+		streams.TrackerOptions{Window: 256}),
+	trackerWith("window-63", "keeps a reorder window of 63 instead of 64 (ranvier-streams §3.4)",
+		streams.TrackerOptions{Window: 63}),
 	trackerMutant("keyed-on-stream-ref", "keys sequence tracking on stream_ref alone, not (connection, stream_ref) (ranvier-streams §2.2)",
-		bugTracker{key: keyRef}),
+		func(t impl.Tracker) impl.Tracker {
+			return &rekeyed{Tracker: t, key: func(_ streams.ConnID, ref uint32) (streams.ConnID, uint32) { return 0, ref }}
+		}),
 	trackerMutant("keyed-on-name", "keys sequence tracking on the subscribed name, one series per name (ranvier-streams §2.2, §2.4)",
-		bugTracker{key: keyName}),
+		func(t impl.Tracker) impl.Tracker {
+			// A tracker serves one subscription, so one key is one name.
+			return &rekeyed{Tracker: t, key: func(streams.ConnID, uint32) (streams.ConnID, uint32) { return 0, 1 }}
+		}),
 	trackerMutant("breaks-credited-back", "decrements breaks as well as missing when a late sample fills a gap (ranvier-streams §3.4)",
-		bugTracker{creditBreaks: true}),
+		func(t impl.Tracker) impl.Tracker { return &breaksCredited{Tracker: t} }),
 	trackerMutant("missing-not-credited", "never credits missing back when a late sample fills a gap (ranvier-streams §3.4, §3.7)",
-		bugTracker{noCredit: true}),
+		func(t impl.Tracker) impl.Tracker { return &missingUncredited{Tracker: t} }),
 	trackerMutant("missing-wraps-below-zero", "decrements missing below zero without saturating, wrapping to 2^64-1 (ranvier-streams §3.4)",
-		bugTracker{noSaturate: true}),
+		func(t impl.Tracker) impl.Tracker { return &missingWraps{Tracker: t} }),
 	trackerMutant("first-sample-gap-from-1", "counts a stream's first sample as a gap from sequence 1 (ranvier-streams §3.2)",
-		bugTracker{firstFromOne: true}),
-	trackerMutant("sequence-zero-tracked", "tracks a sample carrying sequence 0 like any other (ranvier-streams §2.1, §3.6)",
-		bugTracker{trackZero: true}),
+		func(t impl.Tracker) impl.Tracker { return &extraMissing{Tracker: t, firstGap: true} }),
+	trackerWith("history-kept-past-64", "shifts the reorder history by the step modulo 64, as C's << does on x86, so a forward step of 64 or more keeps a stale history (ranvier-streams §3.4)",
+		streams.TrackerOptions{Shift: func(history, step uint64) uint64 { return history << (step % 64) }}),
+	trackerWith("sequence-zero-tracked", "tracks a sample carrying sequence 0 like any other (ranvier-streams §2.1, §3.6)",
+		streams.TrackerOptions{Tracked: func(s streams.Sample) bool { return s.StreamRef != 0 }}),
 	trackerMutant("duplicate-beyond-window", "keeps every sequence and calls a seen sample 64 or more behind a duplicate (ranvier-streams §3.4)",
-		bugTracker{dupBeyond: true}),
-	{
-		Name: "tracked-after-queue", Suite: "streams",
-		Bug: "reads sequence numbers when the subscriber takes a sample, after the loss policy, so its own drops count as missing (ranvier-streams §3.1, §3.5)",
-		apply: func(im *impl.Impl) {
-			im.NewQueue = func(_ string, opts streams.Options) (impl.Queue, error) {
-				return newBugQueue(opts, bugQueue{trackAfter: true})
-			}
-		},
-	},
-	{
-		Name: "delivered-as-read", Suite: "streams",
-		Bug: "reports as delivered what the subscriber read or can still read, not what was placed in the queue (ranvier-streams §3.8)",
-		apply: func(im *impl.Impl) {
-			im.NewQueue = func(_ string, opts streams.Options) (impl.Queue, error) {
-				return newBugQueue(opts, bugQueue{deliveredRead: true})
-			}
-		},
-	},
+		func(t impl.Tracker) impl.Tracker {
+			return &duplicateBeyond{Tracker: t, seen: map[pair]map[uint64]bool{}}
+		}),
+	queueMutant("tracked-after-queue", "reads sequence numbers when the subscriber takes a sample, after the loss policy, so its own drops count as missing (ranvier-streams §3.1, §3.5)",
+		func(q impl.Queue) impl.Queue {
+			return &trackedOnPop{queueOf: queueOf{q}, tracker: streams.NewTracker()}
+		}),
+	queueMutant("delivered-as-read", "reports as delivered what the subscriber read or can still read, not what was placed in the queue (ranvier-streams §3.8)",
+		func(q impl.Queue) impl.Queue { return &deliveredAsRead{queueOf: queueOf{q}} }),
 }
 
-func trackerMutant(name, bug string, cfg bugTracker) Mutant {
-	return Mutant{
-		Name: name, Suite: "streams", Bug: bug,
-		apply: func(im *impl.Impl) {
-			im.NewTracker = func(sub string) impl.Tracker {
-				t := cfg
-				t.name = sub
-				t.tracks = map[bugKey]*bugTrack{}
-				return &t
+// trackerWith is the mutant whose trackers are the reference built with
+// opts: the trackers of the track op and the tracker each subscription's
+// queue reports the gap counters of, since a binding has one tracker.
+func trackerWith(name, bug string, opts streams.TrackerOptions) Mutant {
+	return Mutant{Name: name, Suite: "streams", Bug: bug, apply: func(im *impl.Impl) {
+		im.NewTracker = func(string) impl.Tracker { return streams.NewTrackerWith(opts) }
+		next := im.NewQueue
+		im.NewQueue = func(sub string, o streams.Options) (impl.Queue, error) {
+			q, err := next(sub, o)
+			if err != nil {
+				return nil, err
 			}
-		},
-	}
+			return &trackedWith{queueOf: queueOf{q}, tracker: streams.NewTrackerWith(opts)}, nil
+		}
+	}}
 }
 
-// keyFunc chooses what a bugTracker keys its tracking on.
-type keyFunc uint8
+// trackedWith is a subscription whose gap counters come from a tracker of
+// its own that sees every arrival, before the policy, as the reference
+// queue's tracker does.
+type trackedWith struct {
+	queueOf
+	tracker *streams.Tracker
+}
 
-const (
-	keyPair keyFunc = iota // (connection, stream_ref), as the reference
-	keyRef                 // stream_ref alone
-	keyName                // the subscribed name
-)
+func (q *trackedWith) Push(conn streams.ConnID, s streams.Sample) {
+	q.tracker.Observe(conn, s)
+	q.in.Push(conn, s)
+}
 
-type bugKey struct {
+func (q *trackedWith) Gaps() streams.Counters { return q.tracker.Counters() }
+
+// trackerMutant is the mutant whose trackers are the reference's wrapped by
+// wrap.
+func trackerMutant(name, bug string, wrap func(impl.Tracker) impl.Tracker) Mutant {
+	return Mutant{Name: name, Suite: "streams", Bug: bug, apply: func(im *impl.Impl) {
+		next := im.NewTracker
+		im.NewTracker = func(sub string) impl.Tracker { return wrap(next(sub)) }
+	}}
+}
+
+// pair is a (connection, stream_ref) pair, what the reference keys on.
+type pair struct {
 	conn streams.ConnID
 	ref  uint32
-	name string
 }
 
-type bugTrack struct {
-	highest, highestNs uint64
-	seen               map[uint64]bool
+// rekeyed hands the reference tracker each sample under the key key
+// chooses, so that it tracks one series per key instead of per pair. The
+// break it reports still names the arrival that revealed it.
+type rekeyed struct {
+	impl.Tracker
+	key func(streams.ConnID, uint32) (streams.ConnID, uint32)
+	gap pair // the arrival that revealed the last break
 }
 
-// bugTracker is a sequence tracker with switchable bugs. With every switch
-// off and window 64 it counts as the reference does. It keeps every
-// sequence it has seen, consulting the history only inside its window
-// unless dupBeyond is set.
-type bugTracker struct {
-	window       uint64 // 0: 64
-	key          keyFunc
-	creditBreaks bool
-	noCredit     bool
-	noSaturate   bool
-	firstFromOne bool
-	trackZero    bool
-	dupBeyond    bool
-	trackRefZero bool // stream_ref 0 tracked like any other
-	stepMissing  bool // missing grows by step, not step - 1
-	breakEach    bool // one break per missing sample
-	firstBreak   bool // keeps the first break, not the most recent
-
-	name   string
-	tracks map[bugKey]*bugTrack
-	c      streams.Counters
-	last   streams.Break
+func (t *rekeyed) Observe(conn streams.ConnID, s streams.Sample) streams.Outcome {
+	ref := s.StreamRef
+	k := conn
+	if ref != 0 { // stream_ref 0 stays untracked
+		k, s.StreamRef = t.key(conn, ref)
+	}
+	out := t.Tracker.Observe(k, s)
+	if out == streams.Gap {
+		t.gap = pair{conn, ref}
+	}
+	return out
 }
 
-func (t *bugTracker) Observe(conn streams.ConnID, s streams.Sample) streams.Outcome {
-	t.c.Arrived++
-	if (s.StreamRef == 0 && !t.trackRefZero) || (s.Sequence == 0 && !t.trackZero) {
-		t.c.Untracked++
-		return streams.Untracked
-	}
-	var k bugKey
-	switch t.key {
-	case keyPair:
-		k = bugKey{conn: conn, ref: s.StreamRef}
-	case keyRef:
-		k = bugKey{ref: s.StreamRef}
-	case keyName:
-		k = bugKey{name: t.name}
-	}
-	tr := t.tracks[k]
-	if tr == nil {
-		tr = &bugTrack{highest: s.Sequence, highestNs: s.MonotonicNs, seen: map[uint64]bool{s.Sequence: true}}
-		t.tracks[k] = tr
-		t.c.Streams++
-		if t.firstFromOne && s.Sequence > 1 {
-			t.gap(conn, s, 0, 0, s.Sequence-1)
-			return streams.Gap
-		}
-		return streams.First
-	}
-	if s.Sequence > tr.highest {
-		out := streams.InOrder
-		if gap := s.Sequence - tr.highest - 1; gap > 0 {
-			t.gap(conn, s, tr.highest, tr.highestNs, gap)
-			out = streams.Gap
-		}
-		tr.highest, tr.highestNs = s.Sequence, s.MonotonicNs
-		tr.seen[s.Sequence] = true
-		return out
-	}
-	window := t.window
-	if window == 0 {
-		window = streams.ReorderWindow
-	}
-	distance := tr.highest - s.Sequence
-	switch {
-	case distance >= window && !(t.dupBeyond && tr.seen[s.Sequence]):
-		t.c.Reordered++
-		return streams.Beyond
-	case tr.seen[s.Sequence]:
-		t.c.Duplicated++
-		return streams.Duplicate
-	}
-	tr.seen[s.Sequence] = true
-	t.c.Reordered++
-	switch {
-	case t.noCredit:
-	case t.noSaturate || t.c.Missing > 0:
-		t.c.Missing--
-	}
-	if t.creditBreaks && t.c.Breaks > 0 {
-		t.c.Breaks--
-	}
-	return streams.Reordered
-}
-
-func (t *bugTracker) gap(conn streams.ConnID, s streams.Sample, after, afterNs, n uint64) {
-	add := n
-	if t.stepMissing {
-		add++
-	}
-	if t.c.Missing > math.MaxUint64-add {
-		t.c.Missing = math.MaxUint64
-	} else {
-		t.c.Missing += add
-	}
-	if t.breakEach {
-		t.c.Breaks += n
-	} else {
-		t.c.Breaks++
-	}
-	if t.firstBreak && t.last.Before != 0 {
-		return
-	}
-	t.last = streams.Break{
-		Conn: conn, StreamRef: s.StreamRef, After: after, Before: s.Sequence,
-		Missing: n, AfterNs: afterNs, BeforeNs: s.MonotonicNs,
-	}
-}
-
-func (t *bugTracker) Counters() streams.Counters {
-	c := t.c
-	if c.Breaks > 0 || t.last.Before != 0 {
-		b := t.last
+func (t *rekeyed) Counters() streams.Counters {
+	c := t.Tracker.Counters()
+	if c.LastBreak != nil {
+		b := *c.LastBreak
+		b.Conn, b.StreamRef = t.gap.conn, t.gap.ref
 		c.LastBreak = &b
 	}
 	return c
 }
 
-type queued struct {
-	conn streams.ConnID
-	s    streams.Sample
+// breaksCredited takes one break back, down to zero, for every late sample
+// the reference credits.
+type breaksCredited struct {
+	impl.Tracker
+	credited uint64
 }
 
-// bugQueue is a subscription queue with switchable bugs. With every switch
-// off it behaves as streams.Subscription.
-type bugQueue struct {
-	trackAfter    bool // observe when the subscriber takes a sample
-	deliveredRead bool // report delivered as read + readable
-	lossAsDropped bool // fold the loss before the queue into dropped
-	swapPolicy    bool // drop-oldest behaves as drop-newest and back
-	substitute    bool // block and halt quietly become drop-oldest
-	zeroIsDefault bool // depth 0 quietly becomes the default depth
-
-	opts    streams.Options
-	tracker *streams.Tracker
-	buf     []queued
-	q       streams.QueueCounters
-	read    uint64
+func (t *breaksCredited) Observe(conn streams.ConnID, s streams.Sample) streams.Outcome {
+	out := t.Tracker.Observe(conn, s)
+	if out == streams.Reordered && t.Tracker.Counters().Breaks > t.credited {
+		t.credited++
+	}
+	return out
 }
 
-func newBugQueue(opts streams.Options, b bugQueue) (*bugQueue, error) {
-	if b.substitute && (opts.Policy == streams.Block || opts.Policy == streams.Halt) {
-		opts.Policy = streams.DropOldest
-	}
-	if b.zeroIsDefault && opts.Depth == 0 {
-		opts.Depth = streams.DefaultDepth
-	}
-	// The reference decides what is refused.
-	if _, err := streams.NewSubscription(opts); err != nil {
-		return nil, err
-	}
-	b.opts, b.tracker, b.q = opts, streams.NewTracker(), streams.QueueCounters{Depth: opts.Depth}
-	return &b, nil
+func (t *breaksCredited) Counters() streams.Counters {
+	c := t.Tracker.Counters()
+	c.Breaks -= t.credited
+	return c
 }
 
-func (b *bugQueue) Push(conn streams.ConnID, s streams.Sample) {
-	if !b.trackAfter {
-		b.tracker.Observe(conn, s)
+// missingUncredited adds back every credit the reference makes to missing.
+type missingUncredited struct {
+	impl.Tracker
+	credits uint64
+}
+
+func (t *missingUncredited) Observe(conn streams.ConnID, s streams.Sample) streams.Outcome {
+	before := t.Tracker.Counters().Missing
+	out := t.Tracker.Observe(conn, s)
+	if t.Tracker.Counters().Missing < before {
+		t.credits++
 	}
-	if len(b.buf) == b.opts.Depth {
-		b.q.Dropped++
-		if (b.opts.Policy == streams.DropNewest) != b.swapPolicy {
-			return
+	return out
+}
+
+func (t *missingUncredited) Counters() streams.Counters {
+	c := t.Tracker.Counters()
+	c.Missing = addSaturating(c.Missing, t.credits)
+	return c
+}
+
+// missingWraps takes one from missing for every late sample the reference
+// credits, zero included: below zero it wraps.
+type missingWraps struct {
+	impl.Tracker
+	below uint64 // credits the reference saturated away
+}
+
+func (t *missingWraps) Observe(conn streams.ConnID, s streams.Sample) streams.Outcome {
+	before := t.Tracker.Counters().Missing
+	out := t.Tracker.Observe(conn, s)
+	if out == streams.Reordered && before == 0 {
+		t.below++
+	}
+	return out
+}
+
+func (t *missingWraps) Counters() streams.Counters {
+	c := t.Tracker.Counters()
+	c.Missing -= t.below
+	return c
+}
+
+// extraMissing counts more missing than the reference: with firstGap, a
+// stream's first sample opens a gap from sequence 0, as if sample 0 had
+// been seen; with stepGap, every gap adds one more. Late samples credit the
+// extra back once the reference's own count is spent, as one count would.
+type extraMissing struct {
+	impl.Tracker
+	firstGap, stepGap bool
+
+	missing, breaks uint64
+	first           *streams.Break // the last break, when it was a first sample's
+}
+
+func (t *extraMissing) Observe(conn streams.ConnID, s streams.Sample) streams.Outcome {
+	before := t.Tracker.Counters().Missing
+	out := t.Tracker.Observe(conn, s)
+	switch out {
+	case streams.First:
+		if t.firstGap && s.Sequence > 1 {
+			n := s.Sequence - 1
+			t.missing = addSaturating(t.missing, n)
+			t.breaks++
+			t.first = &streams.Break{Conn: conn, StreamRef: s.StreamRef, Before: s.Sequence, Missing: n, BeforeNs: s.MonotonicNs}
+			out = streams.Gap
 		}
-		b.buf = b.buf[1:]
+	case streams.Gap:
+		t.first = nil
+		if t.stepGap {
+			t.missing = addSaturating(t.missing, 1)
+		}
+	case streams.Reordered:
+		if before == 0 && t.missing > 0 {
+			t.missing--
+		}
 	}
-	b.buf = append(b.buf, queued{conn, s})
-	b.q.Delivered++
-	b.q.Peak = max(b.q.Peak, len(b.buf))
+	return out
 }
 
-func (b *bugQueue) Pop() (streams.Sample, bool) {
-	if len(b.buf) == 0 {
-		return streams.Sample{}, false
-	}
-	e := b.buf[0]
-	b.buf = b.buf[1:]
-	b.read++
-	if b.trackAfter {
-		b.tracker.Observe(e.conn, e.s)
-	}
-	return e.s, true
-}
-
-func (b *bugQueue) Options() streams.Options { return b.opts }
-
-func (b *bugQueue) Queue() streams.QueueCounters {
-	q := b.q
-	q.Readable = len(b.buf)
-	if b.deliveredRead {
-		q.Delivered = b.read + uint64(len(b.buf))
-	}
-	if b.lossAsDropped {
-		q.Dropped += b.tracker.Counters().Missing
-	}
-	return q
-}
-
-func (b *bugQueue) Gaps() streams.Counters {
-	c := b.tracker.Counters()
-	if b.lossAsDropped {
-		c.Missing, c.Breaks, c.LastBreak = 0, 0, nil
+func (t *extraMissing) Counters() streams.Counters {
+	c := t.Tracker.Counters()
+	c.Missing = addSaturating(c.Missing, t.missing)
+	c.Breaks += t.breaks
+	if t.first != nil {
+		b := *t.first
+		c.LastBreak = &b
 	}
 	return c
 }
 
-func queueMutant(name, bug string, cfg bugQueue) Mutant {
-	return Mutant{Name: name, Suite: "streams", Bug: bug, apply: func(im *impl.Impl) {
-		im.NewQueue = func(_ string, opts streams.Options) (impl.Queue, error) { return newBugQueue(opts, cfg) }
-	}}
+// duplicateBeyond remembers every sequence the reference tracked, and
+// calls a late sample beyond the window that it has seen a duplicate.
+type duplicateBeyond struct {
+	impl.Tracker
+	seen  map[pair]map[uint64]bool
+	moved uint64 // beyond-window arrivals called duplicates
 }
 
-func runtimeMutant(name, bug string, hooks hookRuntime) Mutant {
+func (t *duplicateBeyond) Observe(conn streams.ConnID, s streams.Sample) streams.Outcome {
+	out := t.Tracker.Observe(conn, s)
+	k := pair{conn, s.StreamRef}
+	switch out {
+	case streams.Untracked, streams.Duplicate:
+	case streams.Beyond:
+		if t.seen[k][s.Sequence] {
+			t.moved++
+			return streams.Duplicate
+		}
+	default:
+		if t.seen[k] == nil {
+			t.seen[k] = map[uint64]bool{}
+		}
+		t.seen[k][s.Sequence] = true
+	}
+	return out
+}
+
+func (t *duplicateBeyond) Counters() streams.Counters {
+	c := t.Tracker.Counters()
+	c.Reordered -= t.moved
+	c.Duplicated += t.moved
+	return c
+}
+
+// lastBreakKept reports the first break the reference saw as the last.
+type lastBreakKept struct {
+	impl.Tracker
+	first *streams.Break
+}
+
+func (t *lastBreakKept) Observe(conn streams.ConnID, s streams.Sample) streams.Outcome {
+	out := t.Tracker.Observe(conn, s)
+	if out == streams.Gap && t.first == nil {
+		t.first = t.Tracker.Counters().LastBreak
+	}
+	return out
+}
+
+func (t *lastBreakKept) Counters() streams.Counters {
+	c := t.Tracker.Counters()
+	if t.first != nil {
+		b := *t.first
+		c.LastBreak = &b
+	}
+	return c
+}
+
+// breakPerSample counts one break per missing sample of each gap the
+// reference opens, not one per gap.
+type breakPerSample struct {
+	impl.Tracker
+	extra uint64
+}
+
+func (t *breakPerSample) Observe(conn streams.ConnID, s streams.Sample) streams.Outcome {
+	out := t.Tracker.Observe(conn, s)
+	if out == streams.Gap {
+		t.extra += t.Tracker.Counters().LastBreak.Missing - 1
+	}
+	return out
+}
+
+func (t *breakPerSample) Counters() streams.Counters {
+	c := t.Tracker.Counters()
+	c.Breaks += t.extra
+	return c
+}
+
+// addSaturating adds without wrapping, as the reference's counts do.
+func addSaturating(a, b uint64) uint64 {
+	if a > math.MaxUint64-b {
+		return math.MaxUint64
+	}
+	return a + b
+}
+
+// queueMutant is the mutant whose subscriptions are the reference's
+// wrapped by wrap.
+func queueMutant(name, bug string, wrap func(impl.Queue) impl.Queue) Mutant {
+	return queueOptionsMutant(name, bug, nil, wrap)
+}
+
+// queueOptionsMutant is the mutant whose subscriptions are the reference's
+// made with the options opts rewrites, wrapped by wrap; either may be nil.
+func queueOptionsMutant(name, bug string, opts func(streams.Options) streams.Options, wrap func(impl.Queue) impl.Queue) Mutant {
 	return Mutant{Name: name, Suite: "streams", Bug: bug, apply: func(im *impl.Impl) {
-		next := im.NewRuntime
-		im.NewRuntime = func(clock func() uint64) impl.Runtime {
-			h := hooks
-			h.rt, h.state = next(clock), &runtimeState{counters: map[string]uint64{}}
-			return &h
+		next := im.NewQueue
+		im.NewQueue = func(sub string, o streams.Options) (impl.Queue, error) {
+			if opts != nil {
+				o = opts(o)
+			}
+			q, err := next(sub, o)
+			if err != nil || wrap == nil {
+				return q, err
+			}
+			return wrap(q), nil
 		}
 	}}
 }
 
-func readMutant(name, bug string, change func(streams.StreamInfo, *streams.Announcement)) Mutant {
-	return Mutant{Name: name, Suite: "streams", Bug: bug, apply: func(im *impl.Impl) {
-		next := im.ReadAnnouncement
-		im.ReadAnnouncement = func(info streams.StreamInfo) streams.Announcement {
-			a := next(info)
-			change(info, &a)
-			return a
-		}
-	}}
+// queueOf forwards every method to the queue it holds; the queue mutants
+// embed it and replace one. (impl.Queue has a method named Queue, so it
+// cannot be embedded itself.)
+type queueOf struct{ in impl.Queue }
+
+func (q queueOf) Push(conn streams.ConnID, s streams.Sample) { q.in.Push(conn, s) }
+func (q queueOf) Pop() (streams.Sample, bool)                { return q.in.Pop() }
+func (q queueOf) Options() streams.Options                   { return q.in.Options() }
+func (q queueOf) Queue() streams.QueueCounters               { return q.in.Queue() }
+func (q queueOf) Gaps() streams.Counters                     { return q.in.Gaps() }
+
+// trackedOnPop tracks what the subscriber takes, not what arrives: the
+// reference queue's own tracker, which saw every arrival, goes unread.
+type trackedOnPop struct {
+	queueOf
+	tracker *streams.Tracker
+	conns   []streams.ConnID // the connection of each queued sample, oldest first
 }
 
-func bookMutant(name, bug string, cfg bugBook) Mutant {
-	return Mutant{Name: name, Suite: "streams", Bug: bug, apply: func(im *impl.Impl) {
-		im.NewAnnouncements = func() impl.Announcements { b := cfg; return &b }
-	}}
+func (q *trackedOnPop) Push(conn streams.ConnID, s streams.Sample) {
+	before := q.in.Queue()
+	q.in.Push(conn, s)
+	after := q.in.Queue()
+	if after.Delivered == before.Delivered {
+		return // discarded on arrival
+	}
+	if after.Dropped > before.Dropped {
+		q.conns = q.conns[1:] // the oldest made room
+	}
+	q.conns = append(q.conns, conn)
+}
+
+func (q *trackedOnPop) Pop() (streams.Sample, bool) {
+	s, ok := q.in.Pop()
+	if ok {
+		q.tracker.Observe(q.conns[0], s)
+		q.conns = q.conns[1:]
+	}
+	return s, ok
+}
+
+func (q *trackedOnPop) Gaps() streams.Counters { return q.tracker.Counters() }
+
+// deliveredAsRead reports as delivered the samples taken and those still
+// queued.
+type deliveredAsRead struct {
+	queueOf
+	read uint64
+}
+
+func (q *deliveredAsRead) Pop() (streams.Sample, bool) {
+	s, ok := q.in.Pop()
+	if ok {
+		q.read++
+	}
+	return s, ok
+}
+
+func (q *deliveredAsRead) Queue() streams.QueueCounters {
+	c := q.in.Queue()
+	c.Delivered = q.read + uint64(c.Readable)
+	return c
+}
+
+// lossAsDropped reports what the tracker counts missing as dropped by the
+// queue, and nothing as missing.
+type lossAsDropped struct{ queueOf }
+
+func (q lossAsDropped) Queue() streams.QueueCounters {
+	c := q.in.Queue()
+	c.Dropped += q.in.Gaps().Missing
+	return c
+}
+
+func (q lossAsDropped) Gaps() streams.Counters {
+	c := q.in.Gaps()
+	c.Missing, c.Breaks, c.LastBreak = 0, 0, nil
+	return c
+}
+
+// policySwapped runs drop-newest where drop-oldest was asked for and back,
+// and reports the policy asked for.
+type policySwapped struct {
+	queueOf
+	asked streams.Policy
+}
+
+func (q policySwapped) Options() streams.Options {
+	o := q.in.Options()
+	o.Policy = q.asked
+	return o
+}
+
+func swapPolicies(p streams.Policy) streams.Policy {
+	switch p {
+	case streams.DropOldest:
+		return streams.DropNewest
+	case streams.DropNewest:
+		return streams.DropOldest
+	}
+	return p
 }
 
 // streamsFurther are failure modes beyond issue 3's list, one or more for
@@ -340,21 +470,62 @@ func bookMutant(name, bug string, cfg bugBook) Mutant {
 // is shown to be able to fail.
 var streamsFurther = []Mutant{
 	trackerMutant("missing-counts-step", "adds the whole step to missing, not step - 1 (ranvier-streams §3.3)",
-		bugTracker{stepMissing: true}),
+		func(t impl.Tracker) impl.Tracker { return &extraMissing{Tracker: t, stepGap: true} }),
 	trackerMutant("break-per-missing-sample", "adds one break per missing sample, not one per gap (ranvier-streams §3.3)",
-		bugTracker{breakEach: true}),
+		func(t impl.Tracker) impl.Tracker { return &breakPerSample{Tracker: t} }),
 	trackerMutant("first-break-kept", "retains the first break instead of the most recent (ranvier-streams §3.3)",
-		bugTracker{firstBreak: true}),
-	trackerMutant("stream-ref-zero-tracked", "tracks a sample with stream_ref 0 as a stream of its own (ranvier-streams §3.6)",
-		bugTracker{trackRefZero: true}),
+		func(t impl.Tracker) impl.Tracker { return &lastBreakKept{Tracker: t} }),
+	trackerWith("stream-ref-zero-tracked", "tracks a sample with stream_ref 0 as a stream of its own (ranvier-streams §3.6)",
+		streams.TrackerOptions{Tracked: func(s streams.Sample) bool { return s.Sequence != 0 }}),
 	queueMutant("upstream-loss-as-dropped", "reports a loss before the queue as dropped and never as missing (ranvier-streams §3.5)",
-		bugQueue{lossAsDropped: true}),
-	queueMutant("policies-swapped", "drops the arriving sample under drop-oldest and the oldest under drop-newest (ranvier-streams §5.2)",
-		bugQueue{swapPolicy: true}),
-	queueMutant("block-substituted", "accepts block and halt and runs drop-oldest instead (ranvier-streams §5.2)",
-		bugQueue{substitute: true}),
-	queueMutant("zero-depth-accepted", "accepts a depth of 0 and uses the default depth (ranvier-streams §5.2)",
-		bugQueue{zeroIsDefault: true}),
+		func(q impl.Queue) impl.Queue { return lossAsDropped{queueOf{q}} }),
+	{
+		Name: "policies-swapped", Suite: "streams",
+		Bug: "drops the arriving sample under drop-oldest and the oldest under drop-newest (ranvier-streams §5.2)",
+		apply: func(im *impl.Impl) {
+			next := im.NewQueue
+			im.NewQueue = func(sub string, o streams.Options) (impl.Queue, error) {
+				asked := o.Policy
+				o.Policy = swapPolicies(o.Policy)
+				q, err := next(sub, o)
+				if err != nil {
+					return nil, err
+				}
+				return policySwapped{queueOf: queueOf{q}, asked: asked}, nil
+			}
+		},
+	},
+	queueOptionsMutant("block-substituted", "accepts block and halt and runs drop-oldest instead (ranvier-streams §5.2)",
+		func(o streams.Options) streams.Options {
+			if o.Policy == streams.Block || o.Policy == streams.Halt {
+				o.Policy = streams.DropOldest
+			}
+			return o
+		}, nil),
+	{
+		Name: "default-policy-drop-newest", Suite: "streams",
+		Bug: "gives a subscription that names no policy drop-newest instead of drop-oldest (ranvier-streams §5.2)",
+		apply: func(im *impl.Impl) {
+			wrapOp(im, impl.Handler(impl.DriveQueue), func(next impl.OpHandler) impl.OpHandler {
+				return func(ctx context.Context, im *impl.Impl, op proto.Message) (proto.Message, error) {
+					dq := proto.Clone(op).(*conformpb.DriveQueue)
+					for _, in := range dq.Inputs {
+						if in.Policy == conformpb.QueuePolicy_QUEUE_POLICY_DEFAULT {
+							in.Policy = conformpb.QueuePolicy_QUEUE_POLICY_DROP_NEWEST
+						}
+					}
+					return next(ctx, im, dq)
+				}
+			})
+		},
+	},
+	queueOptionsMutant("zero-depth-accepted", "accepts a depth of 0 and uses the default depth (ranvier-streams §5.2)",
+		func(o streams.Options) streams.Options {
+			if o.Depth == 0 {
+				o.Depth = streams.DefaultDepth
+			}
+			return o
+		}, nil),
 	{
 		Name: "unreadable-not-counted", Suite: "streams",
 		Bug: "skips undecodable and empty frames without counting them (ranvier-streams §3.6a)",
@@ -390,18 +561,18 @@ var streamsFurther = []Mutant{
 		},
 	},
 	runtimeMutant("sequence-from-zero", "numbers a stream's samples from 0 (ranvier-streams §2.1)",
-		hookRuntime{sample: func(_ *runtimeState, _ string, x *streams.Sample) { x.Sequence-- }}),
+		hookRuntime{sample: func(_ *runtimeState, _ string, _ uint64, x *streams.Sample) { x.Sequence-- }}),
 	runtimeMutant("counter-per-name", "keeps one sequence counter per name, shared by every stream under it (ranvier-streams §2.2)",
-		hookRuntime{sample: func(st *runtimeState, name string, x *streams.Sample) {
+		hookRuntime{sample: func(st *runtimeState, name string, _ uint64, x *streams.Sample) {
 			st.counters[name]++
 			x.Sequence = st.counters[name]
 		}}),
 	runtimeMutant("stamped-with-node-time", "stamps monotonic_timestamp_ns with the timestamp the node supplied (ranvier-streams §4.1)",
-		hookRuntime{sample: func(_ *runtimeState, _ string, x *streams.Sample) { x.MonotonicNs = x.SourceNs }, ungated: true}),
+		hookRuntime{sample: func(_ *runtimeState, _ string, supplied uint64, x *streams.Sample) { x.MonotonicNs = supplied }}),
 	runtimeMutant("source-not-gated", "carries a source timestamp on a stream that named no clock domain (ranvier-streams §4.2)",
 		hookRuntime{ungated: true}),
 	runtimeMutant("source-rebased", "replaces a source timestamp with the host clock's reading (ranvier-streams §4.2)",
-		hookRuntime{sample: func(_ *runtimeState, _ string, x *streams.Sample) {
+		hookRuntime{sample: func(_ *runtimeState, _ string, _ uint64, x *streams.Sample) {
 			if x.SourceNs != 0 {
 				x.SourceNs = x.MonotonicNs
 			}
@@ -412,6 +583,8 @@ var streamsFurther = []Mutant{
 		hookRuntime{refShift: 1}),
 	runtimeMutant("refs-reused", "hands a dropped stream's reference to the next stream opened (ranvier-streams §2.6)",
 		hookRuntime{reuse: true}),
+	runtimeMutant("empty-name-accepted", "opens and adopts a stream whose name is empty (ranvier-streams §6.1, ranvier-wire §4.4)",
+		hookRuntime{unnamed: "unnamed"}),
 	runtimeMutant("republish-renumbers", "renumbers republished samples 1, 2, 3, … (ranvier-streams §2.5)",
 		hookRuntime{renumber: true}),
 	runtimeMutant("republish-keeps-recorded-ref", "republishes samples under the stream_ref they were recorded with (ranvier-streams §2.5)",
@@ -430,8 +603,12 @@ var streamsFurther = []Mutant{
 						*p = proto.String("")
 					}
 				}
+				empty(&r.Name)
 				empty(&r.Node)
 				empty(&r.SourceClockDomain)
+				if r.Schema != nil {
+					empty(&r.Schema.SchemaId)
+				}
 				if r.Authorisation != nil {
 					empty(&r.Authorisation.Authority)
 					empty(&r.Authorisation.Reference)
@@ -443,6 +620,27 @@ var streamsFurther = []Mutant{
 			}
 		},
 	},
+	{
+		Name: "explicit-empty-string-present", Suite: "streams",
+		Bug: "reads a string the wire carries as an explicit empty value (12 00) as present and empty, as a decoder with field presence does (ranvier-streams §6.6)",
+		apply: func(im *impl.Impl) {
+			wrapOp(im, impl.Handler(impl.ReadAnnouncements), func(next impl.OpHandler) impl.OpHandler {
+				return func(ctx context.Context, im *impl.Impl, op proto.Message) (proto.Message, error) {
+					res, err := next(ctx, im, op)
+					if err != nil {
+						return res, err
+					}
+					ins := op.(*conformpb.ReadAnnouncements).GetInputs()
+					for i, out := range res.(*conformpb.ReadAnnouncementsResult).GetOutputs() {
+						if a := out.GetAnnouncement(); a != nil && i < len(ins) {
+							presentIfWritten(ins[i].GetStreamInfo(), a)
+						}
+					}
+					return res, nil
+				}
+			})
+		},
+	},
 	readMutant("empty-schema-kept", "reads a schema with neither identity nor descriptor as a schema (ranvier-streams §6.6)",
 		func(info streams.StreamInfo, a *streams.Announcement) {
 			if info.Schema != nil && a.Schema == nil {
@@ -451,7 +649,7 @@ var streamsFurther = []Mutant{
 		}),
 	readMutant("host-without-boot", "names a host clock from host_id alone (ranvier-streams §6.6, §4.1)",
 		func(info streams.StreamInfo, a *streams.Announcement) {
-			if info.HostID != "" || info.BootID != "" {
+			if info.HostID != "" {
 				a.Clock = &streams.HostClock{HostID: info.HostID, BootID: info.BootID}
 			}
 		}),
@@ -459,8 +657,11 @@ var streamsFurther = []Mutant{
 		func(info streams.StreamInfo, a *streams.Announcement) { a.Origin = streams.Origin(info.Origin) }),
 	readMutant("unknown-assertion-kept", "keeps an assertion method it does not know instead of reading it as unspecified (ranvier-streams §6.6)",
 		func(info streams.StreamInfo, a *streams.Announcement) {
-			if info.Operator != nil && a.Operator != nil {
-				a.Operator.AssertedBy = streams.AssertionMethod(info.Operator.AssertedBy)
+			if op := info.Operator; op != nil && op.AssertedBy != 0 {
+				if a.Operator == nil { // an identity stating a method alone
+					a.Operator = &streams.Operator{Name: op.Name}
+				}
+				a.Operator.AssertedBy = streams.AssertionMethod(op.AssertedBy)
 			}
 		}),
 	readMutant("descriptor-parsed", "parses the descriptor and drops one that is no FileDescriptorSet (ranvier-streams §6.2)",
@@ -476,17 +677,23 @@ var streamsFurther = []Mutant{
 			}
 		}),
 	bookMutant("announcement-updates", "treats a second announcement of a reference as an update (ranvier-streams §6.4)",
-		bugBook{update: true}),
+		func(next func() impl.Announcements) impl.Announcements {
+			return &updating{Announcements: next(), fresh: next}
+		}),
 	bookMutant("schema-fallback", "matches a sample with no announcement to the connection's latest announcement (ranvier-streams §6.5)",
-		bugBook{fallback: true}),
+		func(next func() impl.Announcements) impl.Announcements {
+			return &latestPerConn{Announcements: next(), fallback: true}
+		}),
 	bookMutant("matched-by-name", "takes the latest announcement under the subscribed name as the answer for every sample (ranvier-streams §6.7)",
-		bugBook{byName: true}),
+		func(next func() impl.Announcements) impl.Announcements {
+			return &latestPerConn{Announcements: next(), always: true}
+		}),
 	bookMutant("latest-announcement-only", "lists only the most recent announcement under a name (ranvier-streams §6.7)",
-		bugBook{latestOnly: true}),
+		func(next func() impl.Announcements) impl.Announcements { return latestListed{next()} }),
 	bookMutant("announcements-keyed-on-ref", "matches announcements on stream_ref alone, across connections (ranvier-streams §6.7, §1)",
-		bugBook{refOnly: true}),
+		func(next func() impl.Announcements) impl.Announcements { return keyedOnRef{next()} }),
 	bookMutant("list-ignores-name", "lists every announcement heard, whatever name was asked for (ranvier-streams §6.7)",
-		bugBook{anyName: true}),
+		func(next func() impl.Announcements) impl.Announcements { return &listsAll{Announcements: next()} }),
 	{
 		Name: "latency-zero-before-delivery", Suite: "streams",
 		Bug: "reports latency percentiles of zero before anything was delivered (ranvier-streams §4.5)",
@@ -559,26 +766,64 @@ func (s *bugSubscriber) Receive(p []byte, emit func(wire.Event)) error {
 
 func (s *bugSubscriber) Closed() bool { return s.closed || s.Subscriber.Closed() }
 
+// runtimeMutant is the mutant whose runtimes are the reference's wrapped
+// by hooks.
+func runtimeMutant(name, bug string, hooks hookRuntime) Mutant {
+	return Mutant{Name: name, Suite: "streams", Bug: bug, apply: func(im *impl.Impl) {
+		next := im.NewRuntime
+		im.NewRuntime = func(clock func() uint64) impl.Runtime {
+			h := hooks
+			h.rt, h.state = next(clock), &runtimeState{counters: map[string]uint64{}}
+			return &h
+		}
+	}}
+}
+
+// readMutant is the mutant whose reading of an announcement is the
+// reference's, then changed by change.
+func readMutant(name, bug string, change func(streams.StreamInfo, *streams.Announcement)) Mutant {
+	return Mutant{Name: name, Suite: "streams", Bug: bug, apply: func(im *impl.Impl) {
+		next := im.ReadAnnouncement
+		im.ReadAnnouncement = func(info streams.StreamInfo) streams.Announcement {
+			a := next(info)
+			change(info, &a)
+			return a
+		}
+	}}
+}
+
+// bookMutant is the mutant whose records of announcements are made by
+// wrap from the reference's constructor.
+func bookMutant(name, bug string, wrap func(next func() impl.Announcements) impl.Announcements) Mutant {
+	return Mutant{Name: name, Suite: "streams", Bug: bug, apply: func(im *impl.Impl) {
+		next := im.NewAnnouncements
+		im.NewAnnouncements = func() impl.Announcements { return wrap(next) }
+	}}
+}
+
 // runtimeState is what a hookRuntime's streams share.
 type runtimeState struct {
 	counters map[string]uint64 // per-name sequence counters
 	freed    []uint32          // references of dropped streams
 }
 
-// hookRuntime wraps a runtime and the streams it makes with switchable
-// bugs.
+// hookRuntime wraps the reference runtime and the streams it makes; each
+// mutant sets one field.
 type hookRuntime struct {
 	rt    impl.Runtime
 	state *runtimeState
 
-	sample     func(st *runtimeState, name string, x *streams.Sample) // rewrites each published sample
-	ungated    bool                                                   // every stream carries source timestamps
-	stallAfter uint64                                                 // stop delivering after this many
-	refShift   uint32                                                 // references allocated this much lower
-	reuse      bool                                                   // a dropped stream's reference is reused
-	renumber   bool                                                   // republished samples renumbered
-	keepRef    bool                                                   // republished samples keep their stream_ref
-	localConn  bool                                                   // adopted streams on the local connection
+	// sample rewrites each published sample; supplied is the source
+	// timestamp the node gave Publish.
+	sample     func(st *runtimeState, name string, supplied uint64, x *streams.Sample)
+	ungated    bool   // every stream carries source timestamps
+	stallAfter uint64 // stop delivering after this many
+	refShift   uint32 // references allocated this much lower
+	reuse      bool   // a dropped stream's reference is reused
+	renumber   bool   // republished samples renumbered
+	keepRef    bool   // republished samples keep their stream_ref
+	localConn  bool   // adopted streams on the local connection
+	unnamed    string // the name a stream declared with an empty one gets
 }
 
 func (h *hookRuntime) ref(r uint32) uint32 {
@@ -590,6 +835,9 @@ func (h *hookRuntime) ref(r uint32) uint32 {
 }
 
 func (h *hookRuntime) Open(name, domain string) (impl.ProducedStream, error) {
+	if name == "" && h.unnamed != "" {
+		name = h.unnamed
+	}
 	if h.ungated && domain == "" {
 		domain = "ungated"
 	}
@@ -601,6 +849,9 @@ func (h *hookRuntime) Open(name, domain string) (impl.ProducedStream, error) {
 }
 
 func (h *hookRuntime) Adopt(name string) (impl.AdoptedStream, error) {
+	if name == "" && h.unnamed != "" {
+		name = h.unnamed
+	}
 	a, err := h.rt.Adopt(name)
 	if err != nil {
 		return nil, err
@@ -614,9 +865,12 @@ type hookStream struct {
 	name string
 	ref  uint32
 	n    uint64
+	last uint64 // the sequence of the last sample, as rewritten
 }
 
 func (s *hookStream) Ref() uint32 { return s.ref }
+
+func (s *hookStream) LastSequence() uint64 { return s.last }
 
 func (s *hookStream) Close() { s.h.state.freed = append(s.h.state.freed, s.ref+s.h.refShift) }
 
@@ -626,8 +880,9 @@ func (s *hookStream) Publish(sourceNs uint64, values []byte, deliver func(stream
 	s.ProducedStream.Publish(sourceNs, values, func(x streams.Sample) {
 		x.StreamRef = s.ref
 		if s.h.sample != nil {
-			s.h.sample(s.h.state, s.name, &x)
+			s.h.sample(s.h.state, s.name, sourceNs, &x)
 		}
+		s.last = x.Sequence
 		if deliver != nil && !stalled {
 			deliver(x)
 		}
@@ -669,68 +924,111 @@ func (a *hookAdopted) Republish(x streams.Sample, deliver func(streams.Sample)) 
 	})
 }
 
-// bugBook is a record of announcements with switchable bugs. With every
-// switch off it matches as streams.Announcements does.
-type bugBook struct {
-	update     bool // a second announcement replaces the first
-	fallback   bool // an unknown reference matches the connection's latest
-	byName     bool // every sample matches the connection's latest
-	latestOnly bool // a list holds only the latest under the name
-	refOnly    bool // keyed on the reference alone
-	anyName    bool // a list ignores the name
-
-	keys   []bugKey
-	byKey  map[bugKey]streams.Announcement
-	latest map[streams.ConnID]bugKey
+// heard is one announcement added to a record, and its connection.
+type heard struct {
+	conn streams.ConnID
+	a    streams.Announcement
 }
 
-func (b *bugBook) key(conn streams.ConnID, ref uint32) bugKey {
-	if b.refOnly {
-		return bugKey{ref: ref}
-	}
-	return bugKey{conn: conn, ref: ref}
+// updating lets a second announcement of a reference on a connection
+// replace the first: the reference's record is rebuilt from what was heard,
+// with the replacement in the first one's place.
+type updating struct {
+	impl.Announcements
+	fresh func() impl.Announcements
+	log   []heard
 }
 
-func (b *bugBook) Add(conn streams.ConnID, a streams.Announcement) (bool, error) {
-	if b.byKey == nil {
-		b.byKey, b.latest = map[bugKey]streams.Announcement{}, map[streams.ConnID]bugKey{}
+func (u *updating) Add(conn streams.ConnID, a streams.Announcement) (bool, error) {
+	added, err := u.Announcements.Add(conn, a)
+	if err != nil || added {
+		if added {
+			u.log = append(u.log, heard{conn, a})
+		}
+		return added, err
 	}
-	k := b.key(conn, a.StreamRef)
-	if _, ok := b.byKey[k]; ok && !b.update {
-		return false, nil
-	} else if !ok {
-		b.keys = append(b.keys, k)
+	for i, h := range u.log {
+		if h.conn == conn && h.a.StreamRef == a.StreamRef {
+			u.log[i].a = a
+		}
 	}
-	b.byKey[k] = a
-	b.latest[conn] = k
+	u.Announcements = u.fresh()
+	for _, h := range u.log {
+		_, _ = u.Announcements.Add(h.conn, h.a)
+	}
 	return true, nil
 }
 
-func (b *bugBook) Lookup(conn streams.ConnID, ref uint32) (streams.Announcement, bool) {
-	if k, ok := b.latest[conn]; ok && b.byName {
-		return b.byKey[k], true
+// latestPerConn answers a sample with its connection's latest new
+// announcement: always, or only as a fallback where the reference finds
+// none.
+type latestPerConn struct {
+	impl.Announcements
+	always, fallback bool
+	latest           map[streams.ConnID]streams.Announcement
+}
+
+func (b *latestPerConn) Add(conn streams.ConnID, a streams.Announcement) (bool, error) {
+	added, err := b.Announcements.Add(conn, a)
+	if added {
+		if b.latest == nil {
+			b.latest = map[streams.ConnID]streams.Announcement{}
+		}
+		b.latest[conn] = a
 	}
-	if a, ok := b.byKey[b.key(conn, ref)]; ok {
+	return added, err
+}
+
+func (b *latestPerConn) Lookup(conn streams.ConnID, ref uint32) (streams.Announcement, bool) {
+	latest, ok := b.latest[conn]
+	if ok && b.always {
+		return latest, true
+	}
+	if a, found := b.Announcements.Lookup(conn, ref); found {
 		return a, true
 	}
-	if k, ok := b.latest[conn]; ok && b.fallback {
-		return b.byKey[k], true
+	if ok && b.fallback {
+		return latest, true
 	}
 	return streams.Announcement{}, false
 }
 
-func (b *bugBook) ByName(name string) []streams.Announcement {
-	var out []streams.Announcement
-	for _, k := range b.keys {
-		if a := b.byKey[k]; a.Name == name || b.anyName {
-			out = append(out, a)
-		}
-	}
-	if b.latestOnly && len(out) > 1 {
-		out = out[len(out)-1:]
-	}
-	return out
+// latestListed lists only the last announcement of those under a name.
+type latestListed struct{ impl.Announcements }
+
+func (b latestListed) ByName(name string) []streams.Announcement {
+	all := b.Announcements.ByName(name)
+	return all[max(len(all)-1, 0):]
 }
+
+// keyedOnRef records and looks up every announcement as if on one
+// connection.
+type keyedOnRef struct{ impl.Announcements }
+
+func (b keyedOnRef) Add(_ streams.ConnID, a streams.Announcement) (bool, error) {
+	return b.Announcements.Add(0, a)
+}
+
+func (b keyedOnRef) Lookup(_ streams.ConnID, ref uint32) (streams.Announcement, bool) {
+	return b.Announcements.Lookup(0, ref)
+}
+
+// listsAll lists every announcement the reference recorded, whatever the
+// name.
+type listsAll struct {
+	impl.Announcements
+	all []streams.Announcement
+}
+
+func (b *listsAll) Add(conn streams.ConnID, a streams.Announcement) (bool, error) {
+	added, err := b.Announcements.Add(conn, a)
+	if added {
+		b.all = append(b.all, a)
+	}
+	return added, err
+}
+
+func (b *listsAll) ByName(string) []streams.Announcement { return slices.Clone(b.all) }
 
 // bugLatency is a latency meter with switchable bugs.
 type bugLatency struct {
@@ -749,4 +1047,95 @@ func (l *bugLatency) Observe(nowNs, monotonicNs uint64) {
 func (l *bugLatency) Percentiles() (streams.Percentiles, bool) {
 	p, ok := l.inner.Percentiles()
 	return p, ok || l.alwaysPresent
+}
+
+// wrapOp replaces im's handler of op with wrap of it: the reference's
+// handler, or the one im holds.
+func wrapOp(im *impl.Impl, op impl.Op, wrap func(impl.OpHandler) impl.OpHandler) {
+	next := im.Ops[op.Message]
+	if next == nil {
+		next = op.Handle
+	}
+	if im.Ops == nil {
+		im.Ops = map[protoreflect.FullName]impl.OpHandler{}
+	}
+	im.Ops[op.Message] = wrap(next)
+}
+
+// presentIfWritten makes every string of a the StreamInfo info wrote on
+// the wire, empty or not, present in the read: name, node,
+// source_clock_domain, the schema's identity and descriptor, the
+// authorisation's two strings, and a host clock whose host_id and boot_id
+// were both written. (The operator is left alone: whether an identity with
+// no name is an operator named is open.) A field written twice counts as
+// its last value, as protobuf reads it.
+func presentIfWritten(info []byte, a *conformpb.AnnouncementRead) {
+	top := writtenFields(info)
+	str := func(p **string, f []byte, ok bool) {
+		if ok && *p == nil {
+			s := string(f)
+			*p = &s
+		}
+	}
+	f, ok := top[1]
+	str(&a.Name, f, ok)
+	f, ok = top[2]
+	str(&a.Node, f, ok)
+	f, ok = top[5]
+	str(&a.SourceClockDomain, f, ok)
+	if host, ok := top[6]; ok {
+		if boot, ok := top[7]; ok && a.Clock == nil {
+			a.Clock = &conformpb.HostClock{HostId: string(host), BootId: string(boot)}
+		}
+	}
+	if sc, ok := top[3]; ok {
+		in := writtenFields(sc)
+		id, idOK := in[1]
+		desc, descOK := in[2]
+		if (idOK || descOK) && a.Schema == nil {
+			a.Schema = new(conformpb.ReadSchema)
+		}
+		if a.Schema != nil {
+			str(&a.Schema.SchemaId, id, idOK)
+			if descOK && a.Schema.Descriptor_ == nil {
+				a.Schema.Descriptor_ = append([]byte{}, desc...)
+			}
+		}
+	}
+	if au, ok := top[9]; ok && a.Authorisation != nil {
+		in := writtenFields(au)
+		f, ok := in[1]
+		str(&a.Authorisation.Authority, f, ok)
+		f, ok = in[2]
+		str(&a.Authorisation.Reference, f, ok)
+	}
+}
+
+// writtenFields returns the last value of each length-delimited field at
+// the top level of a protobuf encoding, by number; it stops at the first
+// byte that does not parse.
+func writtenFields(b []byte) map[protowire.Number][]byte {
+	out := map[protowire.Number][]byte{}
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return out
+		}
+		b = b[n:]
+		if typ == protowire.BytesType {
+			v, m := protowire.ConsumeBytes(b)
+			if m < 0 {
+				return out
+			}
+			out[num] = v
+			b = b[m:]
+			continue
+		}
+		m := protowire.ConsumeFieldValue(num, typ, b)
+		if m < 0 {
+			return out
+		}
+		b = b[m:]
+	}
+	return out
 }

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"hash/crc32"
 	"hash/crc64"
+	"math"
+	"math/bits"
 	"strings"
-	"unicode/utf8"
+	"time"
 
 	"github.com/conform-suite/conform/ref/tlv"
 	"github.com/conform-suite/conform/sut/impl"
@@ -19,54 +21,84 @@ import (
 var tlvMutants = append(append([]Mutant(nil), tlvListed...), tlvFurther...)
 
 // tlvListed are the failure modes issue 5 lists, drawn from the graph model
-// and RECONSTRUCTED §2.
+// and the reconstructed§tlv-* pins.
 var tlvListed = []Mutant{
-	decoderMutant("header-assumed-contiguous", "reads a TLV header from one segment, refusing a header that straddles a rope boundary (graph model §The two compositions)",
-		bugDecoder{contiguousHeader: true}),
+	decoderMutant("header-assumed-contiguous", "reads a TLV header from one segment, refusing a header that straddles a rope boundary (libtracer-graph-model §the-two-compositions-storage-and-meaning)",
+		func(d *tlv.Decoder, frame tlv.Rope) {
+			d.Checks = append([]tlv.HeaderCheck{headerInOneView(frame)}, tlv.HeaderChecks()...)
+		}),
 	{
 		Name: "record-length-contiguous", Suite: "tlv",
-		Bug: "reads a PATH record's text from the segment holding its length byte, refusing a record whose text starts in the next segment (graph model §The two compositions)",
+		Bug: "reads a PATH record's text from the segment holding its length byte, refusing a record whose text starts in the next segment (libtracer-graph-model §the-two-compositions-storage-and-meaning)",
 		apply: func(im *impl.Impl) {
+			next := im.TLV.ValidatePath
 			im.TLV.ValidatePath = func(r tlv.Rope) ([]string, error) {
-				if err := recordLengthContiguous(r); err != nil {
+				segs, err := next(r)
+				if err != nil {
 					return nil, err
 				}
-				return tlv.PathSegments(r)
+				ends := viewEnds(r)
+				at := 0 // each record's length byte
+				for _, s := range segs {
+					if ends[at+1] && at+1 < r.Len() {
+						return nil, &tlv.DecodeError{Status: tlv.StatusPathInvalid, Offset: int64(at),
+							Reason: fmt.Sprintf("a record of %d bytes runs past the end of its segment", len(s))}
+					}
+					at += 1 + len(s)
+				}
+				return segs, nil
 			}
 		},
 	},
-	decoderMutant("ll-ignored", "ignores opt.LL and always reads a 4-byte header with a 16-bit length (RECONSTRUCTED §2 Header)",
-		bugDecoder{ignoreLL: true}),
+	decoderMutant("ll-ignored", "ignores opt.LL and always reads a 4-byte header with a 16-bit length (reconstructed§tlv-header#1)",
+		func(d *tlv.Decoder, _ tlv.Rope) { d.Header = shortHeaderOnly{} }),
 	{
 		Name: "length-counts-header", Suite: "tlv",
-		Bug: "counts the header in the length field, on read and on write (RECONSTRUCTED §2 Header: the length counts the payload alone)",
+		Bug: "counts the header in the length field, on read and on write (reconstructed§tlv-header#2: the length counts the payload alone)",
 		apply: func(im *impl.Impl) {
-			im.TLV.Decode = bugDecoder{lengthCountsHeader: true}.decode
-			im.TLV.Encode = bugEncoder{lengthCountsHeader: true}.encode
+			withDecoder(im, func(d *tlv.Decoder, _ tlv.Rope) { d.Header = lengthCountsHeader{} })
+			withEncoder(im, tlv.Encoder{Header: lengthCountsHeader{}})
 		},
 	},
-	decoderMutant("trailer-attached-at-rest", "leaves the frame's trailer attached (TS and CRC bits set, trailer bytes kept) on the tree at rest (graph model §Payload invariance)",
-		bugDecoder{keepTrailer: true}),
-	decoderMutant("crc-not-checked", "strips a CRC trailer without checking it (RECONSTRUCTED §2 Trailer)",
-		bugDecoder{noCRC: true}),
+	treeMutant("trailer-attached-at-rest", "leaves the frame's trailer attached (TS and CRC bits set, trailer bytes kept) on the tree at rest (libtracer-graph-model §payload-invariance-across-boundaries)",
+		func(frame tlv.Rope, t *impl.Tree, _ *tlv.Trailer) {
+			b := frame.Bytes()
+			t.Opt = b[1]
+			t.Trailer = b[len(b)-tlv.Opt(b[1]).TrailerSize():]
+		}),
+	decoderMutant("crc-not-checked", "strips a CRC trailer without checking it (reconstructed§tlv-trailer#6)",
+		func(d *tlv.Decoder, _ tlv.Rope) { d.Verify = func(tlv.TrailerCheck) error { return nil } }),
 	{
 		Name: "crc-over-payload-only", Suite: "tlv",
-		Bug: "computes the CRC over the payload alone, not header, payload and timestamp, on read and at egress (RECONSTRUCTED §2 Trailer)",
+		Bug: "computes the CRC over the payload alone, not header, payload and timestamp, on read and at egress (reconstructed§tlv-trailer#3)",
 		apply: func(im *impl.Impl) {
-			im.TLV.Decode = bugDecoder{crcPayloadOnly: true}.decode
-			im.TLV.Egress = bugEgress{crcPayloadOnly: true}.egress
+			withDecoder(im, func(d *tlv.Decoder, _ tlv.Rope) {
+				d.Verify = func(c tlv.TrailerCheck) error {
+					c.Covered = c.Payload()
+					return tlv.VerifyCheck(c)
+				}
+			})
+			next := im.TLV.Egress
+			im.TLV.Egress = func(n *tlv.Node, e tlv.Egress) ([]byte, error) {
+				b, err := next(n, e)
+				if err == nil && e.CRC != tlv.CRCNone {
+					putCheck(b, tlv.Checksum(e.CRC, n.Payload().Bytes()))
+				}
+				return b, err
+			}
 		},
 	},
-	decoderMutant("reserved-opt-bits-ignored", "accepts a header with opt bits 6-7 set (RECONSTRUCTED §2: a reader must refuse them)",
-		bugDecoder{reservedIgnored: true}),
-	decoderMutant("no-depth-bound", "recurses into PL payloads without a depth bound, whatever it declares (graph model §Structured TLV as abstraction, memory as rope)",
-		bugDecoder{noDepthBound: true}),
+	decoderMutant("reserved-opt-bits-ignored", "accepts a header with opt bits 6-7 set (reconstructed§tlv-opt-bits#5: a reader must refuse them)",
+		func(d *tlv.Decoder, _ tlv.Rope) { d.Checks = []tlv.HeaderCheck{tlv.CheckType, tlv.CheckCRCCode} }),
+	depthMutant("no-depth-bound", "recurses into PL payloads without a depth bound, whatever it declares (libtracer-graph-model §structured-tlv-as-abstraction-memory-as-rope)",
+		func(int) int { return math.MaxInt }),
 	{
 		Name: "trailing-slash-kept", Suite: "tlv",
-		Bug: "does not canonicalize a trailing slash: \"/a/\" gets an empty record after \"a\" (RECONSTRUCTED §2 PATH payload; graph model §Dispatch keyed on canonical PATH TLV bytes)",
+		Bug: "does not canonicalize a trailing slash: \"/a/\" gets an empty record after \"a\" (reconstructed§tlv-path#2; libtracer-graph-model §dispatch-keyed-on-canonical-path-tlv-bytes)",
 		apply: func(im *impl.Impl) {
+			next := im.TLV.Canonicalize
 			im.TLV.Canonicalize = func(s string) ([]byte, error) {
-				b, err := tlv.CanonicalPath(s)
+				b, err := next(s)
 				if err == nil && len(s) > 1 && strings.HasSuffix(s, "/") {
 					b = append(b, 0)
 				}
@@ -74,17 +106,16 @@ var tlvListed = []Mutant{
 			}
 		},
 	},
-	hopMutant("hop-strips-one-segment", "a forward hop strips one dst segment instead of the whole mount run net/<module>/<name>[/<peer>] (graph model §The shedding rule; RECONSTRUCTED §4)",
+	hopMutant("hop-strips-one-segment", "a forward hop strips one dst segment instead of the whole mount run net/<module>/<name>[/<peer>] (libtracer-graph-model §the-shedding-rule-mandatory; reconstructed§contradictions#3)",
 		func(fwd *tlv.Node, res tlv.HopResult, _ []string, _ int) (tlv.HopResult, error) {
 			if res.Terminus {
 				return res, nil
 			}
 			dst := fwd.Children()[1].Payload().Bytes()
 			kids := res.Frame.Children()
-			res.Frame = tlv.NewStruct(tlv.TypeFwd, kids[0], tlv.NewLeaf(tlv.TypePath, dst[1+int(dst[0]):]), kids[2], kids[3])
-			return res, nil
+			return forwardAs(res, kids[0], reframedLeaf(kids[1], dst[1+int(dst[0]):]), kids[2], kids[3])
 		}),
-	hopMutant("hop-reencodes-payload", "a forward hop decodes and re-encodes the frame with minimal headers, dropping inner trailers, instead of re-emitting the bytes it received (graph model §The shedding rule)",
+	hopMutant("hop-reencodes-payload", "a forward hop decodes and re-encodes the frame with minimal headers, dropping inner trailers, instead of re-emitting the bytes it received (libtracer-graph-model §the-shedding-rule-mandatory)",
 		func(_ *tlv.Node, res tlv.HopResult, _ []string, _ int) (tlv.HopResult, error) {
 			if res.Terminus {
 				return res, nil
@@ -97,34 +128,67 @@ var tlvListed = []Mutant{
 
 // tlvFurther give each remaining MUST case of the tlv suite a bug to catch.
 var tlvFurther = []Mutant{
-	decoderMutant("unknown-types-opaque", "never recurses into a TLV of an unknown type, whatever its PL bit says (RECONSTRUCTED §2 Type codes)",
-		bugDecoder{unknownOpaque: true}),
-	decoderMutant("type-zero-accepted", "decodes a TLV of type 0x00 (RECONSTRUCTED §2: 0x00 is invalid)",
-		bugDecoder{typeZeroOK: true}),
-	decoderMutant("crc-code-3-accepted", "reads CRC code 3 as no check instead of refusing it (RECONSTRUCTED §2)",
-		bugDecoder{crc3OK: true}),
-	decoderMutant("short-payload-clamped", "clamps a length that claims more bytes than are present to what is there, instead of refusing the frame (RECONSTRUCTED §2)",
-		bugDecoder{clampShort: true}),
-	decoderMutant("child-trailer-stripped", "strips children's own trailers as well as the frame's, changing the parent's payload (graph model §Nested TLV structure)",
-		bugDecoder{stripChildTrailers: true}),
-	decoderMutant("depth-bound-off-by-one", "refuses nesting one level short of the depth it declares (graph model §Structured TLV as abstraction, memory as rope)",
-		bugDecoder{depthOffByOne: true}),
+	decoderMutant("unknown-types-opaque", "never recurses into a TLV of an unknown type, whatever its PL bit says (reconstructed§tlv-type-codes#3)",
+		func(d *tlv.Decoder, _ tlv.Rope) {
+			d.Walk = func(t tlv.Type, opt tlv.Opt) bool { return opt.PL() && knownTypes[t] }
+		}),
+	decoderMutant("type-zero-accepted", "decodes a TLV of type 0x00 (reconstructed§tlv-header#6: 0x00 is invalid)",
+		func(d *tlv.Decoder, _ tlv.Rope) {
+			d.Checks = []tlv.HeaderCheck{tlv.CheckReservedBits, tlv.CheckCRCCode}
+		}),
+	{
+		Name: "crc-code-3-accepted", Suite: "tlv",
+		Bug: "reads CRC code 3 as no check instead of refusing it (reconstructed§tlv-opt-bits#6)",
+		apply: func(im *impl.Impl) {
+			// Code 3 has no check bytes, so unrefused it verifies nothing.
+			withDecoder(im, func(d *tlv.Decoder, _ tlv.Rope) { d.Checks = []tlv.HeaderCheck{tlv.CheckType, tlv.CheckReservedBits} })
+			withTree(im, func(_ tlv.Rope, _ *impl.Tree, tr *tlv.Trailer) {
+				if tr.CRC == tlv.CRCReserved {
+					tr.CRC = tlv.CRCNone
+				}
+			})
+		},
+	},
+	decoderMutant("short-payload-clamped", "clamps a length that claims more bytes than are present to what is there, instead of refusing the frame (reconstructed§tlv-header#7)",
+		func(d *tlv.Decoder, _ tlv.Rope) { d.Header = clampedLength{} }),
+	treeMutant("child-trailer-stripped", "strips children's own trailers as well as the frame's, changing the parent's payload (libtracer-graph-model §nested-tlv-structure)",
+		func(_ tlv.Rope, t *impl.Tree, _ *tlv.Trailer) {
+			var strip func(*impl.Tree)
+			strip = func(t *impl.Tree) {
+				for _, c := range t.Children {
+					c.Opt &^= uint8(tlv.OptTS | tlv.OptCRC)
+					c.Trailer = nil
+					strip(c)
+				}
+			}
+			strip(t)
+		}),
+	depthMutant("depth-bound-off-by-one", "refuses nesting one level short of the depth it declares (libtracer-graph-model §structured-tlv-as-abstraction-memory-as-rope)",
+		func(declared int) int { return declared - 1 }),
 	{
 		Name: "timestamp-big-endian", Suite: "tlv",
-		Bug: "reads and writes the trailer timestamp big-endian (RECONSTRUCTED §2 Trailer: both little-endian)",
+		Bug: "reads and writes the trailer timestamp big-endian (reconstructed§tlv-trailer#1: both little-endian)",
 		apply: func(im *impl.Impl) {
-			im.TLV.Decode = bugDecoder{timestampBE: true}.decode
-			im.TLV.Egress = bugEgress{timestampBE: true}.egress
+			withTree(im, func(_ tlv.Rope, _ *impl.Tree, tr *tlv.Trailer) { tr.Timestamp = reversed(tr.Timestamp, tr.TSWidth) })
+			next := im.TLV.Egress
+			im.TLV.Egress = func(n *tlv.Node, e tlv.Egress) ([]byte, error) {
+				// A clock whose reading's low bytes, written little-endian,
+				// are the real reading's written big-endian.
+				if clock, w := e.Clock, e.TSWidth; clock != nil && w > 0 {
+					e.Clock = func() time.Time { return time.Unix(0, int64(reversed(uint64(clock().UnixNano()), w))) }
+				}
+				return next(n, e)
+			}
 		},
 	},
 	{
 		Name: "encode-length-wraps", Suite: "tlv",
-		Bug:   "never sets LL when encoding, so a payload over 0xFFFF bytes gets its length cut to 16 bits (RECONSTRUCTED §2 Header)",
-		apply: func(im *impl.Impl) { im.TLV.Encode = bugEncoder{neverLL: true}.encode },
+		Bug:   "never sets LL when encoding, so a payload over 0xFFFF bytes gets its length cut to 16 bits (reconstructed§tlv-header#1)",
+		apply: func(im *impl.Impl) { withEncoder(im, tlv.Encoder{Header: shortHeaderOnly{}}) },
 	},
 	{
 		Name: "serialize-first-view-only", Suite: "tlv",
-		Bug: "serializes a TLV by copying its payload's first view, as if the rope were one contiguous buffer (graph model §Spec-level proof obligation)",
+		Bug: "serializes a TLV by copying its payload's first view, as if the rope were one contiguous buffer (libtracer-graph-model §spec-level-proof-obligation)",
 		apply: func(im *impl.Impl) {
 			im.TLV.Serialize = func(n *tlv.Node) []byte {
 				out := n.Header()
@@ -138,29 +202,32 @@ var tlvFurther = []Mutant{
 	},
 	{
 		Name: "split-off-by-one", Suite: "tlv",
-		Bug: "split(C, K) partitions after child K instead of before it (graph model §Structured TLV as abstraction, memory as rope)",
+		Bug: "split(C, K) partitions after child K instead of before it (libtracer-graph-model §structured-tlv-as-abstraction-memory-as-rope)",
 		apply: func(im *impl.Impl) {
+			next := im.TLV.Split
 			im.TLV.Split = func(n *tlv.Node, k int) (*tlv.Node, *tlv.Node, error) {
 				if k < len(n.Children()) {
 					k++
 				}
-				return n.Split(k)
+				return next(n, k)
 			}
 		},
 	},
 	{
 		Name: "insert-appends", Suite: "tlv",
-		Bug: "insert(C, K, child) appends the child after the last child, whatever K (graph model §Structured TLV as abstraction, memory as rope)",
+		Bug: "insert(C, K, child) appends the child after the last child, whatever K (libtracer-graph-model §structured-tlv-as-abstraction-memory-as-rope)",
 		apply: func(im *impl.Impl) {
-			im.TLV.Insert = func(n *tlv.Node, _ int, c *tlv.Node) (*tlv.Node, error) { return n.Insert(len(n.Children()), c) }
+			next := im.TLV.Insert
+			im.TLV.Insert = func(n *tlv.Node, _ int, c *tlv.Node) (*tlv.Node, error) { return next(n, len(n.Children()), c) }
 		},
 	},
 	{
 		Name: "leading-slash-segment", Suite: "tlv",
-		Bug: "keeps the empty segment before a leading slash: \"/a\" gets an empty record before \"a\" (RECONSTRUCTED §2 PATH payload)",
+		Bug: "keeps the empty segment before a leading slash: \"/a\" gets an empty record before \"a\" (reconstructed§tlv-path#2)",
 		apply: func(im *impl.Impl) {
+			next := im.TLV.Canonicalize
 			im.TLV.Canonicalize = func(s string) ([]byte, error) {
-				b, err := tlv.CanonicalPath(s)
+				b, err := next(s)
 				if err == nil && strings.HasPrefix(s, "/") {
 					b = append([]byte{0}, b...)
 				}
@@ -170,16 +237,19 @@ var tlvFurther = []Mutant{
 	},
 	{
 		Name: "dot-segments-accepted", Suite: "tlv",
-		Bug: "canonicalizes \".\" and \"..\" as ordinary segments (RECONSTRUCTED §2 PATH payload)",
+		Bug: "canonicalizes \".\" and \"..\" as ordinary segments (reconstructed§tlv-path#3)",
 		apply: func(im *impl.Impl) {
+			next := im.TLV.Canonicalize
 			im.TLV.Canonicalize = func(s string) ([]byte, error) {
+				// Each segment canonicalized alone, as the path of one
+				// segment, except the two the reference refuses.
 				var out []byte
 				for _, seg := range strings.Split(s, "/") {
 					if seg == "." || seg == ".." {
 						out = append(append(out, byte(len(seg))), seg...)
 						continue
 					}
-					b, err := tlv.CanonicalPath(seg)
+					b, err := next(seg)
 					if err != nil {
 						return nil, err
 					}
@@ -191,24 +261,35 @@ var tlvFurther = []Mutant{
 	},
 	{
 		Name: "slash-in-record-accepted", Suite: "tlv",
-		Bug: "accepts a received PATH record that contains 0x2F (RECONSTRUCTED §2 PATH payload)",
+		Bug: "accepts a received PATH record that contains 0x2F (reconstructed§tlv-path#4)",
 		apply: func(im *impl.Impl) {
+			next := im.TLV.ValidatePath
 			im.TLV.ValidatePath = func(r tlv.Rope) ([]string, error) {
-				b := r.Bytes()
-				var segs []string
-				for i := 0; i < len(b); {
-					n := int(b[i])
-					if n == 0 || i+1+n > len(b) || !utf8.Valid(b[i+1:i+1+n]) {
-						return nil, &tlv.DecodeError{Status: tlv.StatusPathInvalid, Offset: int64(i), Reason: "invalid record"}
+				// Where the reference refuses a record only for its 0x2F
+				// bytes, they are read as another byte and put back after.
+				orig := r.Bytes()
+				b := bytes.Clone(orig)
+				for {
+					segs, err := next(tlv.NewRope(b))
+					var de *tlv.DecodeError
+					if err == nil {
+						at := 0
+						for i, s := range segs {
+							segs[i] = string(orig[at+1 : at+1+len(s)])
+							at += 1 + len(s)
+						}
+						return segs, nil
 					}
-					segs = append(segs, string(b[i+1:i+1+n]))
-					i += 1 + n
+					if !errors.As(err, &de) || !slashOnly(b, int(de.Offset)) {
+						return nil, err
+					}
+					rec := b[de.Offset+1 : de.Offset+1+int64(b[de.Offset])]
+					copy(rec, bytes.ReplaceAll(rec, []byte{'/'}, []byte{'_'}))
 				}
-				return segs, nil
 			}
 		},
 	},
-	hopMutant("src-run-appended", "a forward hop appends the inbound link's mount run to src instead of prepending it (graph model §The shedding rule)",
+	hopMutant("src-run-appended", "a forward hop appends the inbound link's mount run to src instead of prepending it (libtracer-graph-model §the-shedding-rule-mandatory)",
 		func(fwd *tlv.Node, res tlv.HopResult, links []string, inbound int) (tlv.HopResult, error) {
 			if res.Terminus {
 				return res, nil
@@ -219,10 +300,9 @@ var tlvFurther = []Mutant{
 			}
 			src := append(fwd.Children()[2].Payload().Bytes(), run...)
 			kids := res.Frame.Children()
-			res.Frame = tlv.NewStruct(tlv.TypeFwd, kids[0], kids[1], tlv.NewLeaf(tlv.TypePath, src), kids[3])
-			return res, nil
+			return forwardAs(res, kids[0], kids[1], reframedLeaf(kids[2], src), kids[3])
 		}),
-	hopMutant("identity-vertex-forwarded", "forwards a FWD whose dst is exactly a link's mount run, with an empty dst, instead of treating it as the terminus (RECONSTRUCTED §2 The forward hop)",
+	hopMutant("identity-vertex-forwarded", "forwards a FWD whose dst is exactly a link's mount run, with an empty dst, instead of treating it as the terminus (reconstructed§tlv-forward-hop#3)",
 		func(fwd *tlv.Node, res tlv.HopResult, links []string, inbound int) (tlv.HopResult, error) {
 			if !res.Terminus {
 				return res, nil
@@ -236,12 +316,11 @@ var tlvFurther = []Mutant{
 				}
 				in, _ := tlv.CanonicalPath(links[inbound])
 				src := append(in, kids[2].Payload().Bytes()...)
-				return tlv.HopResult{Link: i, Frame: tlv.NewStruct(tlv.TypeFwd, kids[0], tlv.NewLeaf(tlv.TypePath, nil),
-					tlv.NewLeaf(tlv.TypePath, src), kids[3])}, nil
+				return forwardAs(tlv.HopResult{Link: i, Frame: fwd}, kids[0], reframedLeaf(kids[1], nil), reframedLeaf(kids[2], src), kids[3])
 			}
 			return res, nil
 		}),
-	hopMutant("forwarded-on-inbound-link", "a forward hop sends the frame back on the link it arrived on instead of the link its dst names (graph model §The shedding rule)",
+	hopMutant("forwarded-on-inbound-link", "a forward hop sends the frame back on the link it arrived on instead of the link its dst names (libtracer-graph-model §the-shedding-rule-mandatory)",
 		func(_ *tlv.Node, res tlv.HopResult, _ []string, inbound int) (tlv.HopResult, error) {
 			if !res.Terminus {
 				res.Link = inbound
@@ -250,54 +329,273 @@ var tlvFurther = []Mutant{
 		}),
 	{
 		Name: "envelope-stored", Suite: "tlv",
-		Bug: "at the terminus stores the whole FWD, envelope and routes, instead of the bare payload TLV (graph model §Graph data vs in-flight messages)",
+		Bug: "at the terminus stores the whole FWD, envelope and routes, instead of the bare payload TLV (libtracer-graph-model §graph-data-vs-in-flight-messages-the-fwd-envelope)",
 		apply: func(im *impl.Impl) {
 			im.TLV.Store = func(fwd *tlv.Node) ([]byte, error) { return tlv.Egress{}.AppendTo(nil, fwd) }
 		},
 	},
 	{
 		Name: "policy-priority-at-bit-3", Suite: "tlv",
-		Bug: "packs and reads the delivery policy's priority at bits 3-5 instead of 2-4 (graph model §Subscriber delivery policy)",
+		Bug: "packs and reads the delivery policy's priority at bits 3-5 instead of 2-4 (libtracer-graph-model §subscriber-delivery-policy)",
 		apply: func(im *impl.Impl) {
+			nextPack, nextRead := im.TLV.PackPolicy, im.TLV.ReadPolicy
 			im.TLV.PackPolicy = func(p tlv.DeliveryPolicy) (uint16, error) {
-				v, err := p.Pack()
+				v, err := nextPack(p)
 				return v&^(0x7<<2) | uint16(p.Priority&0x7)<<3, err
 			}
-			im.TLV.ReadPolicy = policyReader(func(v uint16, _ bool) (tlv.DeliveryPolicy, error) {
-				p := tlv.UnpackDeliveryPolicy(v)
+			im.TLV.ReadPolicy = func(n *tlv.Node) (tlv.DeliveryPolicy, error) {
+				p, err := nextRead(n)
+				if err != nil {
+					return p, err
+				}
+				v, _ := p.Pack() // bits 0-7 as received: every one is a field's
 				p.Priority = uint8(v>>3) & 0x7
 				return p, nil
-			})
+			}
 		},
 	},
+	checkMutant("crc32c-computed-as-crc32", "computes the CRC-32C check with CRC-32's IEEE polynomial, on read and at egress (reconstructed§tlv-trailer#4)",
+		tlv.CRC32C, func() func([]byte) uint64 {
+			return func(b []byte) uint64 { return uint64(crc32.ChecksumIEEE(b)) }
+		}),
+	checkMutant("crc64xz-computed-as-crc64-iso", "computes the CRC-64/XZ check with the ISO polynomial in its place, on read and at egress (reconstructed§tlv-trailer#5)",
+		tlv.CRC64XZ, func() func([]byte) uint64 {
+			iso := crc64.MakeTable(crc64.ISO)
+			return func(b []byte) uint64 { return crc64.Checksum(b, iso) }
+		}),
+	hopMutant("hop-forwards-writes-only", "a forward hop forwards only WRITE and REPLY and takes a FWD of any other op for one that reached its terminus (libtracer-graph-model §the-shedding-rule-mandatory: a hop does not interpret the op)",
+		func(fwd *tlv.Node, res tlv.HopResult, _ []string, _ int) (tlv.HopResult, error) {
+			op := fwd.Children()[0].Payload().Bytes()
+			if !res.Terminus && len(op) == 1 && tlv.Op(op[0]) != tlv.OpWrite && tlv.Op(op[0]) != tlv.OpReply {
+				return tlv.HopResult{Terminus: true}, nil
+			}
+			return res, nil
+		}),
 	{
-		Name: "policy-reserved-refused", Suite: "tlv",
-		Bug: "refuses a delivery policy with any of bits 8-15 set (graph model §Subscriber delivery policy: ignored on read, never rejected)",
+		Name: "hop-trailer-carried-over", Suite: "tlv",
+		Bug: "a forward hop re-emits the trailer the FWD arrived with, its timestamp and check as received, instead of the egress link's fresh one (libtracer-graph-model §the-shedding-rule-mandatory)",
 		apply: func(im *impl.Impl) {
-			im.TLV.ReadPolicy = policyReader(func(v uint16, _ bool) (tlv.DeliveryPolicy, error) {
-				if v&0xFF00 != 0 {
-					return tlv.DeliveryPolicy{}, fmt.Errorf("reserved policy bits 0x%04x", v&0xFF00)
+			im.TLV.Forward = func(frame *tlv.Node, arrived tlv.Trailer, _ tlv.Egress) ([]byte, error) {
+				// The arrived trailer's widths, its timestamp as the low bytes
+				// of the clock, then its check written over the fresh one.
+				stale := tlv.Egress{TSWidth: arrived.TSWidth, CRC: arrived.CRC,
+					Clock: func() time.Time { return time.Unix(0, int64(arrived.Timestamp)) }}
+				b, err := im.TLV.Egress(frame, stale)
+				if err == nil && arrived.CRC != tlv.CRCNone {
+					putCheck(b, arrived.Check)
 				}
-				return tlv.UnpackDeliveryPolicy(v), nil
-			})
+				return b, err
+			}
 		},
 	},
-	{
-		Name: "absent-policy-refused", Suite: "tlv",
-		Bug: "refuses a SUBSCRIBER that carries no delivery_policy instead of reading the all-zero policy (graph model §Subscriber delivery policy)",
-		apply: func(im *impl.Impl) {
-			im.TLV.ReadPolicy = policyReader(func(v uint16, found bool) (tlv.DeliveryPolicy, error) {
-				if !found {
-					return tlv.DeliveryPolicy{}, errors.New("no delivery_policy")
-				}
-				return tlv.UnpackDeliveryPolicy(v), nil
-			})
-		},
-	},
+	policyMutant("policy-reserved-refused", "refuses a delivery policy with any of bits 8-15 set (libtracer-graph-model §subscriber-delivery-policy: ignored on read, never rejected)",
+		func(v uint16, found bool) error {
+			if found && v&0xFF00 != 0 {
+				return fmt.Errorf("reserved policy bits 0x%04x", v&0xFF00)
+			}
+			return nil
+		}),
+	policyMutant("absent-policy-refused", "refuses a SUBSCRIBER that carries no delivery_policy instead of reading the all-zero policy (libtracer-graph-model §subscriber-delivery-policy)",
+		func(_ uint16, found bool) error {
+			if !found {
+				return errors.New("no delivery_policy")
+			}
+			return nil
+		}),
 }
 
-func decoderMutant(name, bug string, d bugDecoder) Mutant {
-	return Mutant{Name: name, Suite: "tlv", Bug: bug, apply: func(im *impl.Impl) { im.TLV.Decode = d.decode }}
+// checkMutant is the mutant that computes the check of one kind with sum,
+// which newSum makes, instead of the catalogued CRC: its decode op verifies
+// such a trailer with it, and its egress writes it.
+func checkMutant(name, bug string, kind tlv.CRC, newSum func() func([]byte) uint64) Mutant {
+	return Mutant{Name: name, Suite: "tlv", Bug: bug, apply: func(im *impl.Impl) {
+		sum := newSum()
+		withDecoder(im, func(d *tlv.Decoder, _ tlv.Rope) {
+			d.Verify = func(c tlv.TrailerCheck) error {
+				if c.Kind != kind {
+					return tlv.VerifyCheck(c)
+				}
+				if want := sum(c.Covered.Bytes()); c.Check != want {
+					return &tlv.DecodeError{Status: tlv.StatusCRCMismatch, Offset: c.At, Reason: fmt.Sprintf("%s is 0x%x, the bytes give 0x%x", c.Kind, c.Check, want)}
+				}
+				return nil
+			}
+		})
+		next := im.TLV.Egress
+		im.TLV.Egress = func(n *tlv.Node, e tlv.Egress) ([]byte, error) {
+			b, err := next(n, e)
+			if err == nil && e.CRC == kind {
+				putCheck(b, sum(b[:len(b)-checkWidth(b)]))
+			}
+			return b, err
+		}
+	}}
+}
+
+// checkWidth is the width of the check that ends frame, as its opt byte
+// gives it.
+func checkWidth(frame []byte) int {
+	opt := tlv.Opt(frame[1])
+	return opt.TrailerSize() - opt.TSWidth()
+}
+
+// putCheck writes sum over the check that ends frame, little-endian.
+func putCheck(frame []byte, sum uint64) {
+	w := checkWidth(frame)
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], sum)
+	copy(frame[len(frame)-w:], b[:w])
+}
+
+// decoderMutant is the mutant whose decode op decodes with the reference
+// decoder as set sets it for the frame.
+func decoderMutant(name, bug string, set func(d *tlv.Decoder, frame tlv.Rope)) Mutant {
+	return Mutant{Name: name, Suite: "tlv", Bug: bug, apply: func(im *impl.Impl) { withDecoder(im, set) }}
+}
+
+// withDecoder makes im's decode op decode with the reference decoder as set
+// sets it for the frame.
+func withDecoder(im *impl.Impl, set func(d *tlv.Decoder, frame tlv.Rope)) {
+	im.TLV.Decode = func(frame tlv.Rope, maxDepth int) (*impl.Tree, tlv.Trailer, error) {
+		d := tlv.Decoder{MaxDepth: maxDepth}
+		set(&d, frame)
+		return impl.DecodeTree(d, frame)
+	}
+}
+
+// depthMutant is the mutant whose decode op bounds nesting at bound's
+// change of the depth the Hello declares.
+func depthMutant(name, bug string, bound func(declared int) int) Mutant {
+	return Mutant{Name: name, Suite: "tlv", Bug: bug, apply: func(im *impl.Impl) {
+		next := im.TLV.Decode
+		im.TLV.Decode = func(frame tlv.Rope, maxDepth int) (*impl.Tree, tlv.Trailer, error) {
+			return next(frame, bound(maxDepth))
+		}
+	}}
+}
+
+// treeMutant is the mutant whose decode op reports the reference's tree and
+// trailer as change changes them.
+func treeMutant(name, bug string, change func(frame tlv.Rope, t *impl.Tree, tr *tlv.Trailer)) Mutant {
+	return Mutant{Name: name, Suite: "tlv", Bug: bug, apply: func(im *impl.Impl) { withTree(im, change) }}
+}
+
+// withTree makes im's decode op report its tree and trailer as change
+// changes them.
+func withTree(im *impl.Impl, change func(frame tlv.Rope, t *impl.Tree, tr *tlv.Trailer)) {
+	next := im.TLV.Decode
+	im.TLV.Decode = func(frame tlv.Rope, maxDepth int) (*impl.Tree, tlv.Trailer, error) {
+		t, tr, err := next(frame, maxDepth)
+		if err == nil {
+			change(frame, t, &tr)
+		}
+		return t, tr, err
+	}
+}
+
+// withEncoder makes im's encode op build the reference's tree and write it
+// with e.
+func withEncoder(im *impl.Impl, e tlv.Encoder) {
+	im.TLV.Encode = func(t *impl.Tree) ([]byte, error) {
+		n, err := impl.NodeOf(t)
+		if err != nil {
+			return nil, err
+		}
+		return e.AppendTo(nil, n), nil
+	}
+}
+
+// viewEnds returns the offsets at which one of r's views ends and another
+// begins.
+func viewEnds(r tlv.Rope) map[int]bool {
+	ends := map[int]bool{}
+	off := 0
+	for v := range r.Views() {
+		off += len(v)
+		ends[off] = true
+	}
+	return ends
+}
+
+// headerInOneView is a header check that refuses a header a view boundary
+// of frame cuts, as a reader that takes the header from one buffer would.
+func headerInOneView(frame tlv.Rope) tlv.HeaderCheck {
+	ends := viewEnds(frame)
+	return func(h tlv.HeaderAt) error {
+		for i := h.Offset + 1; i < h.Offset+int64(h.Opt.HeaderSize()); i++ {
+			if ends[int(i)] {
+				return &tlv.DecodeError{Status: tlv.StatusMalformed, Offset: h.Offset, Reason: "the header is cut short by the end of its buffer"}
+			}
+		}
+		return nil
+	}
+}
+
+// shortHeaderOnly is the standard header format with LL ignored: every
+// header is the 4-byte form with a 16-bit length.
+type shortHeaderOnly struct{ tlv.StandardHeader }
+
+func (shortHeaderOnly) Size(opt tlv.Opt) int { return tlv.StandardHeader{}.Size(opt &^ tlv.OptLL) }
+
+func (shortHeaderOnly) Length(h []byte, room int) (uint64, error) {
+	h[1] &^= byte(tlv.OptLL)
+	return tlv.StandardHeader{}.Length(h, room)
+}
+
+func (shortHeaderOnly) Append(dst []byte, t tlv.Type, opt tlv.Opt, length int) []byte {
+	return tlv.StandardHeader{}.Append(dst, t, opt&^tlv.OptLL, length)
+}
+
+// lengthCountsHeader is the standard header format whose length field
+// counts the header too.
+type lengthCountsHeader struct{ tlv.StandardHeader }
+
+func (lengthCountsHeader) Length(h []byte, room int) (uint64, error) {
+	n, err := tlv.StandardHeader{}.Length(h, room)
+	hs := uint64(len(h))
+	if err == nil && n < hs {
+		return 0, &tlv.DecodeError{Status: tlv.StatusMalformed, Reason: "a length shorter than the header"}
+	}
+	return n - hs, err
+}
+
+func (lengthCountsHeader) Append(dst []byte, t tlv.Type, opt tlv.Opt, length int) []byte {
+	return tlv.StandardHeader{}.Append(dst, t, opt, length+opt.HeaderSize())
+}
+
+// clampedLength is the standard header format that cuts a length claiming
+// more than its span holds to what is there.
+type clampedLength struct{ tlv.StandardHeader }
+
+func (clampedLength) Length(h []byte, room int) (uint64, error) {
+	n, err := tlv.StandardHeader{}.Length(h, room)
+	if trailer := uint64(tlv.Opt(h[1]).TrailerSize()); err == nil && n+trailer > uint64(room) && uint64(room) >= trailer {
+		n = uint64(room) - trailer
+	}
+	return n, err
+}
+
+// knownTypes are the type codes reconstructed§tlv-type-codes#1 names.
+var knownTypes = map[tlv.Type]bool{tlv.TypeValue: true, tlv.TypeName: true, tlv.TypeTime: true, tlv.TypeSubscriber: true,
+	tlv.TypeACL: true, tlv.TypePath: true, tlv.TypePoint: true, tlv.TypeSpec: true, tlv.TypeStatus: true, tlv.TypeOp: true,
+	tlv.TypeSettings: true, tlv.TypeResult: true, tlv.TypeRouter: true, tlv.TypeFwd: true, tlv.TypeBatch: true}
+
+// reversed returns the w low bytes of v in the other byte order.
+func reversed(v uint64, w int) uint64 {
+	if w == 0 {
+		return v
+	}
+	return bits.ReverseBytes64(v) >> (64 - 8*w)
+}
+
+// slashOnly reports whether the record at offset at of a PATH payload is
+// whole, non-empty and holds a 0x2F.
+func slashOnly(b []byte, at int) bool {
+	if at < 0 || at >= len(b) {
+		return false
+	}
+	n := int(b[at])
+	return n > 0 && at+1+n <= len(b) && bytes.IndexByte(b[at+1:at+1+n], '/') >= 0
 }
 
 // hopMutant wraps the reference hop: bend gets the FWD, the reference's
@@ -315,302 +613,65 @@ func hopMutant(name, bug string, bend func(fwd *tlv.Node, res tlv.HopResult, lin
 	}}
 }
 
-// policyReader reads a SUBSCRIBER's delivery_policy value as the reference
-// does, then unpacks it with unpack (found is false when it is absent).
-func policyReader(unpack func(v uint16, found bool) (tlv.DeliveryPolicy, error)) func(*tlv.Node) (tlv.DeliveryPolicy, error) {
-	return func(n *tlv.Node) (tlv.DeliveryPolicy, error) {
-		s, err := tlv.DecodeSubscriber(n)
-		if err != nil {
-			return tlv.DeliveryPolicy{}, err
-		}
-		for _, set := range s.Settings {
-			if set.Key == tlv.KeyDeliveryPolicy && set.Value.Payload().Len() == 2 {
-				return unpack(binary.LittleEndian.Uint16(set.Value.Payload().Bytes()), true)
-			}
-		}
-		return unpack(0, false)
+// reframed returns a TLV of n's type and header form — its LL kept, set when
+// the payload needs it; no trailer — over payload, decoded from the bytes a
+// forwarder would write for it, as the reference hop re-emits a route.
+func reframed(n *tlv.Node, payload []byte) (*tlv.Node, error) {
+	opt := n.Opt() &^ (tlv.OptTS | tlv.OptCRC)
+	if len(payload) > 0xFFFF {
+		opt |= tlv.OptLL
 	}
+	b := append(tlv.StandardHeader{}.Append(nil, n.Type(), opt, len(payload)), payload...)
+	return tlv.Decode(tlv.NewRope(b))
 }
 
-// recordLengthContiguous refuses a PATH payload in which a record's length
-// byte ends one view of the rope and its text starts the next, as a walker
-// that reads a record off a pointer into the length byte's view would.
-func recordLengthContiguous(r tlv.Rope) error {
-	var ends []int // the offset just past each view
-	off := 0
-	for v := range r.Views() {
-		off += len(v)
-		ends = append(ends, off)
-	}
-	b := r.Bytes()
-	for i := 0; i < len(b); {
-		n := int(b[i])
-		for _, e := range ends {
-			if e == i+1 && n > 0 && e < len(b) {
-				return &tlv.DecodeError{Status: tlv.StatusPathInvalid, Offset: int64(i),
-					Reason: "a record of " + fmt.Sprint(n) + " bytes runs past the end of its segment"}
-			}
-		}
-		i += 1 + n
-	}
-	return nil
-}
-
-// bugDecoder is a TLV decoder with switchable bugs. With every switch off it
-// decodes as the reference does: same trees, same trailers, same refusal
-// statuses. It works on the flat bytes and remembers where the rope's views
-// end, which the contiguous-header bug needs.
-type bugDecoder struct {
-	contiguousHeader   bool // a header straddling a view boundary is refused
-	ignoreLL           bool // opt.LL is ignored: always a 4-byte header
-	lengthCountsHeader bool // the length field counts the header too
-	keepTrailer        bool // the root's trailer stays attached at rest
-	noCRC              bool // checks are never verified
-	crcPayloadOnly     bool // checks cover the payload alone
-	reservedIgnored    bool // opt bits 6-7 are ignored
-	noDepthBound       bool // nesting is never refused
-	depthOffByOne      bool // nesting is refused at the bound itself
-	unknownOpaque      bool // unknown types are never recursed into
-	typeZeroOK         bool // type 0x00 is accepted
-	crc3OK             bool // CRC code 3 reads as no check
-	clampShort         bool // a length beyond the bytes present is cut to them
-	stripChildTrailers bool // children's trailers are dropped too
-	timestampBE        bool // the trailer timestamp is big-endian
-}
-
-var knownTypes = map[uint8]bool{0x01: true, 0x02: true, 0x03: true, 0x04: true, 0x05: true, 0x06: true, 0x07: true,
-	0x08: true, 0x09: true, 0x0A: true, 0x0B: true, 0x0C: true, 0x0D: true, 0x0F: true, 0x80: true}
-
-var (
-	bugCRC32 = crc32.MakeTable(crc32.Castagnoli)
-	bugCRC64 = crc64.MakeTable(crc64.ECMA)
-)
-
-type bugFrame struct {
-	buf    []byte
-	bounds map[int]bool // offsets where one view ends and the next begins
-	max    int
-}
-
-func bugMalformed(at int, reason string) error {
-	return &tlv.DecodeError{Status: tlv.StatusMalformed, Offset: int64(at), Reason: reason}
-}
-
-func (d bugDecoder) decode(r tlv.Rope, maxDepth int) (*impl.Tree, tlv.Trailer, error) {
-	f := bugFrame{buf: r.Bytes(), bounds: map[int]bool{}, max: maxDepth}
-	off := 0
-	for v := range r.Views() {
-		off += len(v)
-		f.bounds[off] = true
-	}
-	t, end, tr, err := d.node(&f, 0, len(f.buf), 1)
+// reframedLeaf is reframed for a route, which cannot fail.
+func reframedLeaf(n *tlv.Node, payload []byte) *tlv.Node {
+	r, err := reframed(n, payload)
 	if err != nil {
-		return nil, tlv.Trailer{}, err
+		panic(err) // a header this file wrote over a leaf
 	}
-	if end != len(f.buf) {
-		return nil, tlv.Trailer{}, bugMalformed(end, "bytes follow the frame")
-	}
-	if !d.keepTrailer {
-		t.Opt &^= uint8(tlv.OptTS | tlv.OptCRC)
-		t.Trailer = nil
-	}
-	return t, tr, nil
+	return r
 }
 
-// node decodes the TLV at f.buf[at:], which must end by limit, at the given
-// depth, and returns it, where it ends, and its trailer.
-func (d bugDecoder) node(f *bugFrame, at, limit, depth int) (*impl.Tree, int, tlv.Trailer, error) {
-	var tr tlv.Trailer
-	if limit-at < 4 {
-		return nil, 0, tr, bugMalformed(at, "a header needs 4 bytes")
+// forwardAs returns res forwarding a FWD of res.Frame's header form with
+// the given children.
+func forwardAs(res tlv.HopResult, kids ...*tlv.Node) (tlv.HopResult, error) {
+	var body []byte
+	for _, k := range kids {
+		body = k.AppendTo(body)
 	}
-	typ, opt := f.buf[at], f.buf[at+1]
-	ll := opt&uint8(tlv.OptLL) != 0 && !d.ignoreLL
-	hs := 4
-	if ll {
-		hs = 6
-	}
-	if d.contiguousHeader {
-		for i := at + 1; i < at+hs; i++ {
-			if f.bounds[i] {
-				return nil, 0, tr, bugMalformed(at, "the header is cut short by the end of its buffer")
-			}
-		}
-	}
-	crc := (opt >> 4) & 3
-	switch {
-	case typ == 0 && !d.typeZeroOK:
-		return nil, 0, tr, bugMalformed(at, "type 0x00")
-	case opt&uint8(tlv.OptReserved) != 0 && !d.reservedIgnored:
-		return nil, 0, tr, bugMalformed(at+1, "reserved opt bits")
-	case crc == 3 && !d.crc3OK:
-		return nil, 0, tr, bugMalformed(at+1, "CRC code 3")
-	case crc == 3:
-		crc = 0
-	}
-	if limit-at < hs {
-		return nil, 0, tr, bugMalformed(at, "an LL header needs 6 bytes")
-	}
-	var length int
-	if ll {
-		length = int(binary.LittleEndian.Uint32(f.buf[at+2:]))
-	} else {
-		length = int(binary.LittleEndian.Uint16(f.buf[at+2:]))
-	}
-	if d.lengthCountsHeader {
-		if length < hs {
-			return nil, 0, tr, bugMalformed(at, "a length shorter than the header")
-		}
-		length -= hs
-	}
-	tr.TSWidth = [4]int{0, 4, 6, 8}[(opt>>2)&3]
-	tr.CRC = tlv.CRC(crc)
-	cw := [4]int{0, 4, 8, 0}[crc]
-	if at+hs+length+tr.TSWidth+cw > limit {
-		if !d.clampShort || limit-at-hs-tr.TSWidth-cw < 0 {
-			return nil, 0, tr, bugMalformed(at, "a length beyond the bytes present")
-		}
-		length = limit - at - hs - tr.TSWidth - cw
-	}
-	pstart, pend := at+hs, at+hs+length
-	end := pend + tr.TSWidth + cw
-	ts := f.buf[pend : pend+tr.TSWidth]
-	for i := range ts {
-		if d.timestampBE {
-			tr.Timestamp = tr.Timestamp<<8 | uint64(ts[i])
-		} else {
-			tr.Timestamp |= uint64(ts[i]) << (8 * i)
-		}
-	}
-	if cw > 0 {
-		var cb [8]byte
-		copy(cb[:], f.buf[end-cw:end])
-		tr.Check = binary.LittleEndian.Uint64(cb[:])
-		covered := f.buf[at : end-cw]
-		if d.crcPayloadOnly {
-			covered = f.buf[pstart:pend]
-		}
-		want := uint64(crc32.Checksum(covered, bugCRC32))
-		if crc == 2 {
-			want = crc64.Checksum(covered, bugCRC64)
-		}
-		if want != tr.Check && !d.noCRC {
-			return nil, 0, tr, &tlv.DecodeError{Status: tlv.StatusCRCMismatch, Offset: int64(end - cw), Reason: "check mismatch"}
-		}
-	}
-	t := &impl.Tree{Type: typ, Opt: opt, Trailer: append([]byte(nil), f.buf[pend:end]...)}
-	if opt&uint8(tlv.OptPL) == 0 || (d.unknownOpaque && !knownTypes[typ]) {
-		t.Payload = append([]byte{}, f.buf[pstart:pend]...)
-		return t, end, tr, nil
-	}
-	for c := pstart; c < pend; {
-		bound := f.max
-		if d.depthOffByOne {
-			bound--
-		}
-		if depth+1 > bound && !d.noDepthBound {
-			return nil, 0, tr, &tlv.DecodeError{Status: tlv.StatusNestingTooDeep, Offset: int64(c), Reason: "too deep"}
-		}
-		kid, next, _, err := d.node(f, c, pend, depth+1)
-		if err != nil {
-			return nil, 0, tr, err
-		}
-		if d.stripChildTrailers {
-			kid.Opt &^= uint8(tlv.OptTS | tlv.OptCRC)
-			kid.Trailer = nil
-		}
-		t.Children = append(t.Children, kid)
-		c = next
-	}
-	return t, end, tr, nil
+	f, err := reframed(res.Frame, body)
+	res.Frame = f
+	return res, err
 }
 
-// bugEncoder is an originator's encoder with switchable bugs; with every
-// switch off it writes what the reference writes.
-type bugEncoder struct {
-	lengthCountsHeader bool // the length field counts the header too
-	neverLL            bool // the 4-byte header always, the length cut to 16 bits
-}
-
-func (e bugEncoder) encode(t *impl.Tree) ([]byte, error) {
-	if t == nil || t.Type == 0 {
-		return nil, &tlv.DecodeError{Status: tlv.StatusMalformed, Reason: "no tree or type 0x00"}
-	}
-	payload := t.Payload
-	opt := t.Opt & uint8(tlv.OptPL)
-	if opt != 0 {
-		payload = nil
-		for _, c := range t.Children {
-			b, err := e.encode(c)
+// policyMutant is the mutant that reads a SUBSCRIBER's delivery policy as
+// the reference does, then refuses it where refuse says, given the policy's
+// 16 bits as received and whether it was there.
+func policyMutant(name, bug string, refuse func(v uint16, found bool) error) Mutant {
+	return Mutant{Name: name, Suite: "tlv", Bug: bug, apply: func(im *impl.Impl) {
+		next := im.TLV.ReadPolicy
+		im.TLV.ReadPolicy = func(n *tlv.Node) (tlv.DeliveryPolicy, error) {
+			p, err := next(n)
 			if err != nil {
-				return nil, err
+				return p, err
 			}
-			payload = append(payload, b...)
+			// The reference took the first delivery_policy setting, a
+			// VALUE of two bytes.
+			s, _ := tlv.DecodeSubscriber(n)
+			var v uint16
+			found := false
+			for _, set := range s.Settings {
+				if set.Key == tlv.KeyDeliveryPolicy {
+					v, found = binary.LittleEndian.Uint16(set.Value.Payload().Bytes()), true
+					break
+				}
+			}
+			if err := refuse(v, found); err != nil {
+				return tlv.DeliveryPolicy{}, err
+			}
+			return p, nil
 		}
-	}
-	n := len(payload)
-	if n > 0xFFFF && !e.neverLL {
-		opt |= uint8(tlv.OptLL)
-	}
-	out := []byte{t.Type, opt}
-	if opt&uint8(tlv.OptLL) != 0 {
-		if e.lengthCountsHeader {
-			n += 6
-		}
-		out = binary.LittleEndian.AppendUint32(out, uint32(n))
-	} else {
-		if e.lengthCountsHeader {
-			n += 4
-		}
-		out = binary.LittleEndian.AppendUint16(out, uint16(n))
-	}
-	return append(out, payload...), nil
-}
-
-// bugEgress attaches a trailer with switchable bugs; with every switch off
-// it writes what the reference's Egress writes.
-type bugEgress struct {
-	crcPayloadOnly bool // the check covers the payload alone
-	timestampBE    bool // the timestamp is written big-endian
-}
-
-func (b bugEgress) egress(n *tlv.Node, e tlv.Egress) ([]byte, error) {
-	code := map[int]tlv.Opt{0: 0, 4: 1, 6: 2, 8: 3}
-	tsCode, ok := code[e.TSWidth]
-	if !ok || e.CRC > tlv.CRC64XZ || (e.TSWidth > 0 && e.Clock == nil) {
-		return nil, fmt.Errorf("egress %+v cannot be written", e)
-	}
-	opt := n.Opt()&^(tlv.OptTS|tlv.OptCRC) | tsCode<<2 | tlv.Opt(e.CRC)<<4
-	head := n.Header()
-	head[1] = byte(opt)
-	payload := n.Payload().Bytes()
-	out := append(append([]byte(nil), head...), payload...)
-	if w := e.TSWidth; w > 0 {
-		var ts [8]byte
-		binary.LittleEndian.PutUint64(ts[:], uint64(e.Clock().UnixNano()))
-		t := ts[:w]
-		if b.timestampBE {
-			t = reverse(t)
-		}
-		out = append(out, t...)
-	}
-	covered := out
-	if b.crcPayloadOnly {
-		covered = payload
-	}
-	switch e.CRC {
-	case tlv.CRC32C:
-		out = binary.LittleEndian.AppendUint32(out, crc32.Checksum(covered, bugCRC32))
-	case tlv.CRC64XZ:
-		out = binary.LittleEndian.AppendUint64(out, crc64.Checksum(covered, bugCRC64))
-	}
-	return out, nil
-}
-
-func reverse(b []byte) []byte {
-	out := make([]byte, len(b))
-	for i, c := range b {
-		out[len(b)-1-i] = c
-	}
-	return out
+	}}
 }

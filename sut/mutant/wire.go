@@ -4,7 +4,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 
+	controlpb "github.com/conform-suite/conform/proto/ranvier/control/v1"
 	messagepb "github.com/conform-suite/conform/proto/ranvier/message/v1"
 	"github.com/conform-suite/conform/ref/wire"
 	"github.com/conform-suite/conform/sut/impl"
@@ -15,63 +17,18 @@ import (
 )
 
 var wireMutants = append(wireCodecMutants, []Mutant{
-	{
-		Name: "little-endian-prefix", Suite: "wire",
-		Bug: "reads and writes the length prefix little-endian (ranvier-wire §1.2)",
-		apply: func(im *impl.Impl) {
-			im.NewReader = func() wire.FrameReader { return &buggyReader{order: binary.LittleEndian, ceiling: wire.MaxPayload} }
-			im.AppendFrame = func(dst, p []byte) ([]byte, error) {
-				if len(p) > wire.MaxPayload {
-					return dst, &wire.PayloadTooLargeError{Size: uint64(len(p))}
-				}
-				return append(binary.LittleEndian.AppendUint32(dst, uint32(len(p))), p...), nil
-			}
-		},
-	},
-	{
-		Name: "zero-length-is-end", Suite: "wire",
-		Bug: "reads a zero-length payload as the end of the stream (ranvier-wire §1.2)",
-		apply: func(im *impl.Impl) {
-			im.NewReader = func() wire.FrameReader { return &buggyReader{ceiling: wire.MaxPayload, zeroEnds: true} }
-		},
-	},
-	{
-		Name: "resync-after-too-large", Suite: "wire",
-		Bug: "after a TooLarge prefix, scans forward for a plausible prefix (ranvier-wire §6.2)",
-		apply: func(im *impl.Impl) {
-			im.NewReader = func() wire.FrameReader { return &buggyReader{ceiling: wire.MaxPayload, resync: true} }
-		},
-	},
-	{
-		Name: "no-ceiling", Suite: "wire",
-		Bug: "accepts any length prefix and waits for the bytes (ranvier-wire §2)",
-		apply: func(im *impl.Impl) {
-			im.NewReader = func() wire.FrameReader { return &buggyReader{} }
-			im.AppendFrame = func(dst, p []byte) ([]byte, error) {
-				return append(binary.BigEndian.AppendUint32(dst, uint32(len(p))), p...), nil
-			}
-		},
-	},
-	{
-		Name: "ceiling-off-by-one", Suite: "wire",
-		Bug: "refuses a payload of exactly 16,777,216 bytes (ranvier-wire §2)",
-		apply: func(im *impl.Impl) {
-			im.NewReader = func() wire.FrameReader { return &buggyReader{ceiling: wire.MaxPayload - 1} }
-			im.AppendFrame = func(dst, p []byte) ([]byte, error) {
-				if len(p) >= wire.MaxPayload {
-					return dst, &wire.PayloadTooLargeError{Size: uint64(len(p))}
-				}
-				return wire.AppendFrame(dst, p)
-			}
-		},
-	},
-	{
-		Name: "truncated-tail-delivered", Suite: "wire",
-		Bug: "delivers the bytes buffered at end of stream as a last frame (ranvier-wire §1.3)",
-		apply: func(im *impl.Impl) {
-			im.NewReader = func() wire.FrameReader { return &buggyReader{ceiling: wire.MaxPayload, deliverTail: true} }
-		},
-	},
+	framingMutant("little-endian-prefix", "reads and writes the length prefix little-endian (ranvier-wire §1.2)",
+		wire.Framing{Order: binary.LittleEndian}),
+	readerMutant("zero-length-is-end", "reads a zero-length payload as the end of the stream (ranvier-wire §1.2)",
+		func() wire.FrameReader { return new(zeroLengthEnds) }),
+	readerMutant("resync-after-too-large", "after a TooLarge prefix, scans forward for a plausible prefix (ranvier-wire §6.2)",
+		func() wire.FrameReader { return newResyncs() }),
+	framingMutant("no-ceiling", "accepts any length prefix and waits for the bytes (ranvier-wire §2)",
+		wire.Framing{Ceiling: math.MaxUint32}),
+	framingMutant("ceiling-off-by-one", "refuses a payload of exactly 16,777,216 bytes (ranvier-wire §2)",
+		wire.Framing{Ceiling: wire.MaxPayload - 1}),
+	readerMutant("truncated-tail-delivered", "delivers the bytes buffered at end of stream as a last frame (ranvier-wire §1.3)",
+		func() wire.FrameReader { return &deliversTail{mirrored: newMirrored()} }),
 	{
 		Name: "decode-failure-closes", Suite: "wire",
 		Bug: "treats a payload that fails to decode as a framing error and closes (ranvier-wire §6.3)",
@@ -94,15 +51,7 @@ var wireMutants = append(wireCodecMutants, []Mutant{
 				}
 				return m, err
 			}
-			im.NewSubscriber = func(r wire.FrameReader) impl.Subscriber {
-				return &wire.Subscriber{Reader: r, Decode: func(p []byte) (*messagepb.Frame, error) {
-					m, err := im.Decode("ranvier.message.v1.Frame", p)
-					if err != nil {
-						return nil, err
-					}
-					return m.(*messagepb.Frame), nil
-				}}
-			}
+			subscribeThroughDecode(im)
 		},
 	},
 	{
@@ -122,96 +71,154 @@ var wireMutants = append(wireCodecMutants, []Mutant{
 				swapFixed64(c.ProtoReflect())
 				return nextEncode(c)
 			}
-			im.NewSubscriber = func(r wire.FrameReader) impl.Subscriber {
-				return &wire.Subscriber{Reader: r, Decode: func(p []byte) (*messagepb.Frame, error) {
-					m, err := im.Decode("ranvier.message.v1.Frame", p)
-					if err != nil {
-						return nil, err
-					}
-					return m.(*messagepb.Frame), nil
-				}}
-			}
+			subscribeThroughDecode(im)
 		},
 	},
 }...)
 
-// buggyReader is a frame reader with switchable bugs. With every switch off
-// and ceiling set to wire.MaxPayload it behaves as the reference.
-type buggyReader struct {
-	order       binary.ByteOrder // nil: big-endian
-	ceiling     uint64           // 0: none
-	zeroEnds    bool
-	resync      bool
-	deliverTail bool
-
-	buf    []byte
-	ended  bool
-	failed error
+// framingMutant is the mutant whose frame reader and writer are the
+// reference's with Framing f.
+func framingMutant(name, bug string, f wire.Framing) Mutant {
+	return Mutant{Name: name, Suite: "wire", Bug: bug, apply: func(im *impl.Impl) {
+		im.NewReader = func() wire.FrameReader { return &wire.Reader{Framing: f} }
+		im.AppendFrame = f.AppendFrame
+	}}
 }
 
-func (r *buggyReader) Write(p []byte) (int, error) {
-	if !r.ended {
-		r.buf = append(r.buf, p...)
-	}
-	return len(p), nil
+// readerMutant is the mutant whose frame reader newReader makes.
+func readerMutant(name, bug string, newReader func() wire.FrameReader) Mutant {
+	return Mutant{Name: name, Suite: "wire", Bug: bug, apply: func(im *impl.Impl) { im.NewReader = newReader }}
 }
 
-func (r *buggyReader) Next() ([]byte, bool, error) {
-	if r.failed != nil {
-		return nil, false, r.failed
+// subscribeThroughDecode makes im's data-plane subscriber the reference's
+// receive step decoding with im.Decode, so that a bug in the decoder shows
+// in what the subscriber delivers.
+func subscribeThroughDecode(im *impl.Impl) {
+	im.NewSubscriber = func(r wire.FrameReader) impl.Subscriber {
+		return &wire.Subscriber{Reader: r, Decode: func(p []byte) (*messagepb.Frame, error) {
+			m, err := im.Decode("ranvier.message.v1.Frame", p)
+			if err != nil {
+				return nil, err
+			}
+			return m.(*messagepb.Frame), nil
+		}}
 	}
+}
+
+// zeroLengthEnds is the reference reader that takes a zero-length frame for
+// the end of the stream: it yields nothing from there on and holds nothing.
+type zeroLengthEnds struct {
+	wire.Reader
+	ended bool
+}
+
+func (r *zeroLengthEnds) Write(p []byte) (int, error) {
 	if r.ended {
-		if r.deliverTail && len(r.buf) > wire.PrefixLen {
-			tail := r.buf[wire.PrefixLen:]
-			r.buf = nil
-			return tail, true, nil
-		}
+		return len(p), nil
+	}
+	return r.Reader.Write(p)
+}
+
+func (r *zeroLengthEnds) Next() ([]byte, bool, error) {
+	if r.ended {
 		return nil, false, nil
 	}
+	p, ok, err := r.Reader.Next()
+	if ok && len(p) == 0 {
+		r.ended, r.Reader = true, wire.Reader{}
+		return nil, false, nil
+	}
+	return p, ok, err
+}
+
+func (r *zeroLengthEnds) End() error {
+	if r.ended {
+		return nil
+	}
+	return r.Reader.End()
+}
+
+// mirrored is the reference reader beside a copy of the bytes it holds and
+// has not yielded, for the mutants that act on bytes it would never give
+// out.
+type mirrored struct {
+	r   *wire.Reader
+	raw []byte
+}
+
+func newMirrored() mirrored { return mirrored{r: new(wire.Reader)} }
+
+func (m *mirrored) Write(p []byte) (int, error) {
+	m.raw = append(m.raw, p...)
+	return m.r.Write(p)
+}
+
+func (m *mirrored) Next() ([]byte, bool, error) {
+	p, ok, err := m.r.Next()
+	if ok {
+		m.raw = m.raw[wire.PrefixLen+len(p):]
+	}
+	return p, ok, err
+}
+
+func (m *mirrored) End() error    { return m.r.End() }
+func (m *mirrored) Buffered() int { return m.r.Buffered() }
+
+// resyncs is the reference reader that, at a TooLarge prefix, drops the
+// prefix's first byte and reads on from the next.
+type resyncs struct{ mirrored }
+
+func newResyncs() *resyncs { return &resyncs{newMirrored()} }
+
+func (r *resyncs) Next() ([]byte, bool, error) {
 	for {
-		if len(r.buf) < wire.PrefixLen {
-			return nil, false, nil
+		p, ok, err := r.mirrored.Next()
+		var tooLarge *wire.TooLargeError
+		if !errors.As(err, &tooLarge) {
+			return p, ok, err
 		}
-		order := r.order
-		if order == nil {
-			order = binary.BigEndian
-		}
-		n := uint64(order.Uint32(r.buf))
-		if r.ceiling > 0 && n > r.ceiling {
-			if r.resync {
-				r.buf = r.buf[1:]
-				continue
-			}
-			r.failed = &wire.TooLargeError{Claimed: n}
-			return nil, false, r.failed
-		}
-		if n == 0 && r.zeroEnds {
-			r.ended = true
-			r.buf = nil
-			return nil, false, nil
-		}
-		if uint64(len(r.buf)-wire.PrefixLen) < n {
-			return nil, false, nil
-		}
-		end := wire.PrefixLen + int(n)
-		payload := r.buf[wire.PrefixLen:end]
-		r.buf = r.buf[end:]
-		return payload, true, nil
+		r.raw = r.raw[1:]
+		r.r = new(wire.Reader)
+		r.r.Write(r.raw)
 	}
 }
 
-func (r *buggyReader) End() error {
-	r.ended = true
-	if r.failed != nil {
-		return r.failed
+// deliversTail is the reference reader that, after the end of the stream,
+// yields what it held past a length prefix as one last frame.
+type deliversTail struct {
+	mirrored
+	ended bool
+}
+
+func (r *deliversTail) Write(p []byte) (int, error) {
+	if r.ended {
+		return len(p), nil
 	}
-	if len(r.buf) > 0 && !r.deliverTail {
-		return wire.ErrTruncated
+	return r.mirrored.Write(p)
+}
+
+func (r *deliversTail) Next() ([]byte, bool, error) {
+	if !r.ended {
+		return r.mirrored.Next()
+	}
+	if _, _, err := r.r.Next(); err != nil {
+		return nil, false, err
+	}
+	if len(r.raw) <= wire.PrefixLen {
+		return nil, false, nil
+	}
+	tail := r.raw[wire.PrefixLen:]
+	r.raw, r.r = nil, new(wire.Reader)
+	return tail, true, nil
+}
+
+func (r *deliversTail) End() error {
+	r.ended = true
+	if err := r.r.End(); !errors.Is(err, wire.ErrTruncated) {
+		return err
 	}
 	return nil
 }
-
-func (r *buggyReader) Buffered() int { return len(r.buf) }
 
 // closeOnUndecodable closes the connection at the first undecodable frame.
 type closeOnUndecodable struct {
@@ -343,19 +350,57 @@ var wireCodecMutants = []Mutant{
 		},
 	},
 	{
-		Name: "undeclared-enum-dropped", Suite: "wire",
-		Bug: "drops an enum value its schema does not declare, as a closed enum does (ranvier-wire §7.4)",
+		Name: "undeclared-enum-as-neighbour", Suite: "wire",
+		Bug: "decodes an enum value its schema does not declare as the nearest declared value below it (ranvier-wire §7.4)",
 		apply: func(im *impl.Impl) {
 			onEachDecoded(im, func(x proto.Message) error {
 				m := x.ProtoReflect()
 				m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
 					if fd.Kind() == protoreflect.EnumKind && !fd.IsList() && fd.Enum().Values().ByNumber(v.Enum()) == nil {
-						m.Clear(fd)
+						m.Set(fd, protoreflect.ValueOfEnum(nearestBelow(fd.Enum(), v.Enum())))
 					}
 					return true
 				})
 				return nil
 			})
+		},
+	},
+	{
+		Name: "register-fields-swapped", Suite: "wire",
+		Bug: "numbers Register's node_id 3 and token 2, the other way round from the pinned control.v1 (ranvier-wire §5.2, reconstructed§ranvier-fields#14)",
+		apply: func(im *impl.Impl) {
+			swap := func(r *controlpb.Register) { r.NodeId, r.Token = r.Token, r.NodeId }
+			onEachDecoded(im, func(r *controlpb.Register) error { swap(r); return nil })
+			next := im.Encode
+			im.Encode = func(m proto.Message) ([]byte, error) {
+				c := proto.Clone(m)
+				_ = eachMessage(c.ProtoReflect(), func(x protoreflect.Message) error {
+					if r, ok := x.Interface().(*controlpb.Register); ok {
+						swap(r)
+					}
+					return nil
+				})
+				return next(c)
+			}
+		},
+	},
+	{
+		Name: "endpoint-fields-swapped", Suite: "wire",
+		Bug: "numbers Endpoint's stream_name 2 and address 1, the other way round from the pinned control.v1 (ranvier-wire §5.2, reconstructed§ranvier-fields#15)",
+		apply: func(im *impl.Impl) {
+			swap := func(e *controlpb.Endpoint) { e.StreamName, e.Address = e.Address, e.StreamName }
+			onEachDecoded(im, func(e *controlpb.Endpoint) error { swap(e); return nil })
+			next := im.Encode
+			im.Encode = func(m proto.Message) ([]byte, error) {
+				c := proto.Clone(m)
+				_ = eachMessage(c.ProtoReflect(), func(x protoreflect.Message) error {
+					if e, ok := x.Interface().(*controlpb.Endpoint); ok {
+						swap(e)
+					}
+					return nil
+				})
+				return next(c)
+			}
 		},
 	},
 	{
@@ -443,4 +488,17 @@ func (r *padsShortPrefix) Next() ([]byte, bool, error) {
 		r.Reader.Write(make([]byte, wire.PrefixLen-n))
 	}
 	return r.Reader.Next()
+}
+
+// nearestBelow returns the largest value ed declares below n, or its
+// smallest value when none is below.
+func nearestBelow(ed protoreflect.EnumDescriptor, n protoreflect.EnumNumber) protoreflect.EnumNumber {
+	vs := ed.Values()
+	best, found := vs.Get(0).Number(), false
+	for i := range vs.Len() {
+		if v := vs.Get(i).Number(); v < n && (!found || v > best) {
+			best, found = v, true
+		}
+	}
+	return best
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/conform-suite/conform/natsserver"
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
 	"github.com/conform-suite/conform/sut"
 	"github.com/conform-suite/conform/sut/natsc"
@@ -12,7 +13,7 @@ import (
 
 // benchClient serves the reference on an embedded broker and dials it.
 func benchClient(b *testing.B) *natsc.Client {
-	ep := serve(b, "bench", sut.Binary)
+	ep := serve(b, natsserver.Options{}, "bench", sut.Binary)
 	c, err := natsc.Dial(context.Background(), ep, 5*time.Second)
 	if err != nil {
 		b.Fatal(err)

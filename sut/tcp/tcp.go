@@ -12,10 +12,12 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"time"
 
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
+	"github.com/conform-suite/conform/reports"
 	"github.com/conform-suite/conform/sut"
 )
 
@@ -37,7 +39,9 @@ type Options struct {
 }
 
 // ParseAddr returns the host:port of a tcp://host:port value. The scheme is
-// optional; a path, a missing host or a missing port is an error.
+// optional; a path, a missing host, or a port that is missing or not a
+// number from 0 to 65535 is an error (port 0, "any free port", suits a
+// listener only).
 func ParseAddr(spec string) (string, error) {
 	addr := strings.TrimPrefix(spec, Scheme)
 	if strings.ContainsAny(addr, "/?#") {
@@ -50,6 +54,9 @@ func ParseAddr(spec string) (string, error) {
 	if host == "" || port == "" {
 		return "", fmt.Errorf("%q is not tcp://host:port: a host and a port are both required", spec)
 	}
+	if n, err := strconv.ParseUint(port, 10, 16); err != nil || n > 65535 {
+		return "", fmt.Errorf("%q is not tcp://host:port: the port %q is not a number from 0 to 65535", spec, port)
+	}
 	return addr, nil
 }
 
@@ -57,10 +64,12 @@ func ParseAddr(spec string) (string, error) {
 //
 // After the connection is lost (the SUT closed it, an op timed out, or the
 // SUT broke conform.v1 so that the stream can no longer be trusted to be
-// aligned), the next Do reconnects once. If that reconnection fails, that Do
-// and every later one report an *sut.Error of kind KindCrash naming the
-// failed reconnection: a rig whose device has gone is recorded promptly
-// rather than waited for case after case.
+// aligned), the next Do reconnects once, within that op's context. If that
+// reconnection fails, that Do and every later one report an *sut.Error of
+// kind KindStart naming the failed reconnection — the SUT could not be
+// reached again, which the runner counts toward presuming it lost — so a rig
+// whose device has gone is recorded promptly rather than waited for case
+// after case.
 type Client struct {
 	addr string
 	opts Options
@@ -78,7 +87,7 @@ type Client struct {
 func Dial(ctx context.Context, addr string, opts Options) (*Client, error) {
 	a, err := ParseAddr(addr)
 	if err != nil {
-		return nil, &sut.Error{Kind: sut.KindStart, Detail: "bad address", Err: err}
+		return nil, &sut.Error{Kind: reports.KindStart, Detail: "bad address", Err: err}
 	}
 	if opts.ConnectTimeout <= 0 {
 		opts.ConnectTimeout = DefaultConnectTimeout
@@ -107,7 +116,7 @@ func (c *Client) Do(ctx context.Context, req *conformpb.Request) (*conformpb.Res
 	if c.sess == nil {
 		if err := c.connect(ctx); err != nil {
 			c.gone = &sut.Error{
-				Kind:   sut.KindCrash,
+				Kind:   reports.KindStart,
 				Detail: fmt.Sprintf("the connection to %s was lost and reconnecting once failed", c.Carrier()),
 				Err:    err,
 			}
@@ -118,7 +127,7 @@ func (c *Client) Do(ctx context.Context, req *conformpb.Request) (*conformpb.Res
 	if err != nil {
 		var se *sut.Error
 		if !errors.As(err, &se) {
-			se = &sut.Error{Kind: sut.KindProtocol, Detail: "conform.v1 failed", Err: err}
+			se = &sut.Error{Kind: reports.KindProtocol, Detail: "conform.v1 failed", Err: err}
 		}
 		c.drop()
 		return nil, se
@@ -130,7 +139,7 @@ func (c *Client) Do(ctx context.Context, req *conformpb.Request) (*conformpb.Res
 func (c *Client) Close() error {
 	c.drop()
 	if c.gone == nil {
-		c.gone = &sut.Error{Kind: sut.KindCrash, Detail: "the client was closed"}
+		c.gone = &sut.Error{Kind: reports.KindCrash, Detail: "the client was closed"}
 	}
 	return nil
 }
@@ -140,14 +149,18 @@ func (c *Client) connect(ctx context.Context) error {
 	d := net.Dialer{Timeout: c.opts.ConnectTimeout}
 	conn, err := d.DialContext(ctx, "tcp", c.addr)
 	if err != nil {
-		return &sut.Error{Kind: sut.KindStart, Detail: fmt.Sprintf("cannot connect to %s", c.Carrier()), Err: err}
+		return &sut.Error{Kind: reports.KindStart, Detail: fmt.Sprintf("cannot connect to %s", c.Carrier()), Err: err}
 	}
 	hctx, cancel := context.WithTimeout(ctx, c.opts.HelloTimeout)
 	defer cancel()
 	sess, err := sut.Open(hctx, conn, conn)
 	if err != nil {
 		conn.Close()
-		return &sut.Error{Kind: sut.KindStart, Detail: fmt.Sprintf("the SUT at %s never said Hello", c.Carrier()), Err: err}
+		detail := fmt.Sprintf("the SUT at %s never said Hello", c.Carrier())
+		if d, ok := hctx.Deadline(); ok && !time.Now().Before(d) {
+			detail = fmt.Sprintf("the SUT at %s did not say Hello in time", c.Carrier())
+		}
+		return &sut.Error{Kind: reports.KindStart, Detail: detail, Err: err}
 	}
 	c.conn, c.sess, c.hello = conn, sess, sess.Hello()
 	return nil

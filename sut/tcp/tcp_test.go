@@ -10,8 +10,9 @@ import (
 	"time"
 
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
+	"github.com/conform-suite/conform/reports"
+	"github.com/conform-suite/conform/suites"
 	"github.com/conform-suite/conform/sut"
-	"github.com/conform-suite/conform/sut/impl"
 	"github.com/conform-suite/conform/sut/tcp"
 	"go.uber.org/goleak"
 )
@@ -20,7 +21,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func serve(t testing.TB, addr string, enc sut.Encoding) *tcp.Server {
 	t.Helper()
-	srv, err := tcp.Listen(context.Background(), addr, impl.Reference(), enc)
+	srv, err := tcp.Listen(context.Background(), addr, suites.Default().Reference(), enc)
 	if err != nil {
 		t.Fatalf("listen %s: %v", addr, err)
 	}
@@ -103,7 +104,7 @@ func TestReconnectOnceThenError(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := do(c)
-	wantKind(t, err, sut.KindCrash)
+	wantKind(t, err, reports.KindCrash)
 	srv2 := serve(t, addr, sut.Binary)
 	wantOK(t, c, "after reconnecting")
 	wantOK(t, c, "on the new connection")
@@ -111,16 +112,18 @@ func TestReconnectOnceThenError(t *testing.T) {
 	// Lost again, and this time nobody listens.
 	srv2.Close()
 	_, err = do(c)
-	wantKind(t, err, sut.KindCrash)
+	wantKind(t, err, reports.KindCrash)
+	// The failed reconnection is a start failure, which the runner counts
+	// toward presuming the SUT lost.
 	_, err = do(c)
-	se := wantKind(t, err, sut.KindCrash)
+	se := wantKind(t, err, reports.KindStart)
 	if !strings.Contains(se.Error(), "reconnecting once failed") || !strings.Contains(se.Error(), addr) {
 		t.Errorf("error does not say what failed: %v", se)
 	}
 	// No second attempt: the client is spent, even once a server is back.
 	serve(t, addr, sut.Binary)
 	_, err = do(c)
-	wantKind(t, err, sut.KindCrash)
+	wantKind(t, err, reports.KindStart)
 }
 
 func TestTimeoutDropsConnection(t *testing.T) {
@@ -152,7 +155,7 @@ func TestTimeoutDropsConnection(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	_, err = c.Do(ctx, decodeReq())
 	cancel()
-	wantKind(t, err, sut.KindTimeout)
+	wantKind(t, err, reports.KindTimeout)
 	c.Close()
 	ln.Close()
 	for conn := range accepted {
@@ -169,7 +172,7 @@ func TestDialErrors(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	_, err = tcp.Dial(context.Background(), "tcp://"+addr, tcp.Options{ConnectTimeout: time.Second})
-	wantKind(t, err, sut.KindStart)
+	wantKind(t, err, reports.KindStart)
 	for _, bad := range []string{"tcp://", "tcp://host", "tcp://:80", "tcp://h:1/path"} {
 		if _, err := tcp.ParseAddr(bad); err == nil {
 			t.Errorf("ParseAddr(%q) accepted", bad)

@@ -1,9 +1,10 @@
 // The doppler suite's ops of conform.v1. They travel inside Request.doppler and
 // Response.doppler, so that a suite's ops live in one file of their own.
 //
-// The doppler suite tests doppler's streaming contract
-// (spec/doppler-streaming.md, with the 64-byte dp_header_t v2, the 24-byte
-// dp_chunk_t and the error codes pinned in spec/RECONSTRUCTED.md §3). A SUT
+// The doppler suite tests doppler's streaming contract (doppler-streaming,
+// with the 64-byte dp_header_t v2, the 24-byte dp_chunk_t, the error codes
+// and the subjects this project pins where the document is silent: the
+// requirements index's reconstructed§doppler-* entries). A SUT
 // that implements the profile "doppler" answers the codec ops below; one that
 // does not answers Unimplemented and the doppler cases are skipped. The live
 // ops of the profile "doppler-nats", where the SUT joins a subject on a real
@@ -101,7 +102,7 @@ func (DopplerByteOrder) EnumDescriptor() ([]byte, []int) {
 
 // DopplerVerdict is the outcome of the receiver's header check: accepted, or
 // which check refused the message. The checks run in the order of doppler §3
-// and RECONSTRUCTED §3, and the first refusal wins. Every refusal is
+// and reconstructed§doppler-checks, and the first refusal wins. Every refusal is
 // DP_ERR_INVALID; the verdict says why.
 type DopplerVerdict int32
 
@@ -402,6 +403,7 @@ type DopplerOp struct {
 	//	*DopplerOp_Flush
 	//	*DopplerOp_Drain
 	//	*DopplerOp_Leave
+	//	*DopplerOp_Clock
 	Op            isDopplerOp_Op `protobuf_oneof:"op"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -552,6 +554,15 @@ func (x *DopplerOp) GetLeave() *DopplerLeave {
 	return nil
 }
 
+func (x *DopplerOp) GetClock() *DopplerClock {
+	if x != nil {
+		if x, ok := x.Op.(*DopplerOp_Clock); ok {
+			return x.Clock
+		}
+	}
+	return nil
+}
+
 type isDopplerOp_Op interface {
 	isDopplerOp_Op()
 }
@@ -619,6 +630,11 @@ type DopplerOp_Leave struct {
 	Leave *DopplerLeave `protobuf:"bytes,25,opt,name=leave,proto3,oneof"`
 }
 
+type DopplerOp_Clock struct {
+	// Read the clock the SUT's senders stamp frames with (doppler §7).
+	Clock *DopplerClock `protobuf:"bytes,26,opt,name=clock,proto3,oneof"`
+}
+
 func (*DopplerOp_Check) isDopplerOp_Op() {}
 
 func (*DopplerOp_Reassemble) isDopplerOp_Op() {}
@@ -643,6 +659,8 @@ func (*DopplerOp_Drain) isDopplerOp_Op() {}
 
 func (*DopplerOp_Leave) isDopplerOp_Op() {}
 
+func (*DopplerOp_Clock) isDopplerOp_Op() {}
+
 // DopplerResult is the answer to a DopplerOp: the result of the same name.
 type DopplerResult struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -660,6 +678,7 @@ type DopplerResult struct {
 	//	*DopplerResult_Flush
 	//	*DopplerResult_Drain
 	//	*DopplerResult_Leave
+	//	*DopplerResult_Clock
 	Result        isDopplerResult_Result `protobuf_oneof:"result"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -810,6 +829,15 @@ func (x *DopplerResult) GetLeave() *DopplerLeaveResult {
 	return nil
 }
 
+func (x *DopplerResult) GetClock() *DopplerClockResult {
+	if x != nil {
+		if x, ok := x.Result.(*DopplerResult_Clock); ok {
+			return x.Clock
+		}
+	}
+	return nil
+}
+
 type isDopplerResult_Result interface {
 	isDopplerResult_Result()
 }
@@ -862,6 +890,10 @@ type DopplerResult_Leave struct {
 	Leave *DopplerLeaveResult `protobuf:"bytes,25,opt,name=leave,proto3,oneof"`
 }
 
+type DopplerResult_Clock struct {
+	Clock *DopplerClockResult `protobuf:"bytes,26,opt,name=clock,proto3,oneof"`
+}
+
 func (*DopplerResult_Check) isDopplerResult_Result() {}
 
 func (*DopplerResult_Reassemble) isDopplerResult_Result() {}
@@ -885,6 +917,8 @@ func (*DopplerResult_Flush) isDopplerResult_Result() {}
 func (*DopplerResult_Drain) isDopplerResult_Result() {}
 
 func (*DopplerResult_Leave) isDopplerResult_Result() {}
+
+func (*DopplerResult_Clock) isDopplerResult_Result() {}
 
 // DopplerHeader is dp_header_t v2 field by field, as the SUT decoded it.
 type DopplerHeader struct {
@@ -3111,7 +3145,23 @@ type DopplerLiveFrame struct {
 	FillPattern []byte `protobuf:"bytes,3,opt,name=fill_pattern,json=fillPattern,proto3" json:"fill_pattern,omitempty"`
 	// REQ: the request's type; RAW sends through the raw-bytes face
 	// (doppler §2). UNSPECIFIED means RAW.
-	Type          DopplerFrameType `protobuf:"varint,4,opt,name=type,proto3,enum=conform.v1.DopplerFrameType" json:"type,omitempty"`
+	Type DopplerFrameType `protobuf:"varint,4,opt,name=type,proto3,enum=conform.v1.DopplerFrameType" json:"type,omitempty"`
+	// The timestamp override of doppler §7 (dp_ctx_set_timestamp_ns in C,
+	// timestamp_ns= in Python). When set, the SUT sets the socket's override
+	// to this value right before it sends this frame, so that the frame
+	// carries it as timestamp_ns instead of the time of the send; the
+	// override applies to that one send and then clears itself, so a later
+	// frame of the same send op without this field is stamped at its own
+	// send again. When absent, the SUT sets no override and the frame is
+	// stamped at send (CLOCK_REALTIME nanoseconds). Any value is a valid
+	// override, 0 included: presence, not the value, says whether one is set.
+	// It applies to the frames a socket sends itself (PUB, PUSH, REQ); a
+	// chunked frame's chunks all carry it. Open points: the documents do not
+	// say whether an override survives a send that is refused (a PUSH of a
+	// frame too large, a send after a drain), so no case sets one on a frame
+	// it expects refused; nor whether a REP's reply can carry one (conform.v1
+	// gives the reply plan no override).
+	TimestampNs   *uint64 `protobuf:"varint,5,opt,name=timestamp_ns,json=timestampNs,proto3,oneof" json:"timestamp_ns,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3172,6 +3222,13 @@ func (x *DopplerLiveFrame) GetType() DopplerFrameType {
 		return x.Type
 	}
 	return DopplerFrameType_DOPPLER_FRAME_TYPE_UNSPECIFIED
+}
+
+func (x *DopplerLiveFrame) GetTimestampNs() uint64 {
+	if x != nil && x.TimestampNs != nil {
+		return *x.TimestampNs
+	}
+	return 0
 }
 
 type DopplerSendResult struct {
@@ -3815,12 +3872,102 @@ func (x *DopplerLeaveResult) GetKnown() bool {
 	return false
 }
 
+// DopplerClock reads the clock doppler §7 says the senders stamp frames with
+// and exposes for a receiver to subtract: dp_get_timestamp_ns() in C,
+// get_timestamp_ns() in Python (CLOCK_REALTIME nanoseconds). It names no
+// socket: the clock is the library's, the same for every socket of the SUT.
+// Open points: the harness cannot tell how long the answer took to reach it,
+// so it compares a reading only with frames sent between two readings (a
+// frame stamped at send carries a time between the reading before the send
+// and the one after), and with its own wall clock only within a bound wide
+// enough for two hosts whose clocks are not synchronised.
+type DopplerClock struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DopplerClock) Reset() {
+	*x = DopplerClock{}
+	mi := &file_conform_v1_doppler_proto_msgTypes[50]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DopplerClock) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DopplerClock) ProtoMessage() {}
+
+func (x *DopplerClock) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_doppler_proto_msgTypes[50]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DopplerClock.ProtoReflect.Descriptor instead.
+func (*DopplerClock) Descriptor() ([]byte, []int) {
+	return file_conform_v1_doppler_proto_rawDescGZIP(), []int{50}
+}
+
+type DopplerClockResult struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The clock's reading, in nanoseconds since the Unix epoch.
+	TimestampNs   uint64 `protobuf:"varint,1,opt,name=timestamp_ns,json=timestampNs,proto3" json:"timestamp_ns,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DopplerClockResult) Reset() {
+	*x = DopplerClockResult{}
+	mi := &file_conform_v1_doppler_proto_msgTypes[51]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DopplerClockResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DopplerClockResult) ProtoMessage() {}
+
+func (x *DopplerClockResult) ProtoReflect() protoreflect.Message {
+	mi := &file_conform_v1_doppler_proto_msgTypes[51]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DopplerClockResult.ProtoReflect.Descriptor instead.
+func (*DopplerClockResult) Descriptor() ([]byte, []int) {
+	return file_conform_v1_doppler_proto_rawDescGZIP(), []int{51}
+}
+
+func (x *DopplerClockResult) GetTimestampNs() uint64 {
+	if x != nil {
+		return x.TimestampNs
+	}
+	return 0
+}
+
 var File_conform_v1_doppler_proto protoreflect.FileDescriptor
 
 const file_conform_v1_doppler_proto_rawDesc = "" +
 	"\n" +
 	"\x18conform/v1/doppler.proto\x12\n" +
-	"conform.v1\"\xa4\x05\n" +
+	"conform.v1\"\xd6\x05\n" +
 	"\tDopplerOp\x120\n" +
 	"\x05check\x18\x01 \x01(\v2\x18.conform.v1.DopplerCheckH\x00R\x05check\x12?\n" +
 	"\n" +
@@ -3836,8 +3983,9 @@ const file_conform_v1_doppler_proto_rawDesc = "" +
 	"\acollect\x18\x16 \x01(\v2\x1a.conform.v1.DopplerCollectH\x00R\acollect\x120\n" +
 	"\x05flush\x18\x17 \x01(\v2\x18.conform.v1.DopplerFlushH\x00R\x05flush\x120\n" +
 	"\x05drain\x18\x18 \x01(\v2\x18.conform.v1.DopplerDrainH\x00R\x05drain\x120\n" +
-	"\x05leave\x18\x19 \x01(\v2\x18.conform.v1.DopplerLeaveH\x00R\x05leaveB\x04\n" +
-	"\x02op\"\xf4\x05\n" +
+	"\x05leave\x18\x19 \x01(\v2\x18.conform.v1.DopplerLeaveH\x00R\x05leave\x120\n" +
+	"\x05clock\x18\x1a \x01(\v2\x18.conform.v1.DopplerClockH\x00R\x05clockB\x04\n" +
+	"\x02op\"\xac\x06\n" +
 	"\rDopplerResult\x126\n" +
 	"\x05check\x18\x01 \x01(\v2\x1e.conform.v1.DopplerCheckResultH\x00R\x05check\x12E\n" +
 	"\n" +
@@ -3853,7 +4001,8 @@ const file_conform_v1_doppler_proto_rawDesc = "" +
 	"\acollect\x18\x16 \x01(\v2 .conform.v1.DopplerCollectResultH\x00R\acollect\x126\n" +
 	"\x05flush\x18\x17 \x01(\v2\x1e.conform.v1.DopplerFlushResultH\x00R\x05flush\x126\n" +
 	"\x05drain\x18\x18 \x01(\v2\x1e.conform.v1.DopplerDrainResultH\x00R\x05drain\x126\n" +
-	"\x05leave\x18\x19 \x01(\v2\x1e.conform.v1.DopplerLeaveResultH\x00R\x05leaveB\b\n" +
+	"\x05leave\x18\x19 \x01(\v2\x1e.conform.v1.DopplerLeaveResultH\x00R\x05leave\x126\n" +
+	"\x05clock\x18\x1a \x01(\v2\x1e.conform.v1.DopplerClockResultH\x00R\x05clockB\b\n" +
 	"\x06result\"\xf7\x02\n" +
 	"\rDopplerHeader\x12\x14\n" +
 	"\x05magic\x18\x01 \x01(\x04R\x05magic\x12#\n" +
@@ -4001,13 +4150,15 @@ const file_conform_v1_doppler_proto_rawDesc = "" +
 	"\x06handle\x18\x01 \x01(\x04R\x06handle\x124\n" +
 	"\x06frames\x18\x02 \x03(\v2\x1c.conform.v1.DopplerLiveFrameR\x06frames\x12\x1d\n" +
 	"\n" +
-	"timeout_ms\x18\x03 \x01(\rR\ttimeoutMs\"\xa2\x01\n" +
+	"timeout_ms\x18\x03 \x01(\rR\ttimeoutMs\"\xdb\x01\n" +
 	"\x10DopplerLiveFrame\x12\x18\n" +
 	"\apayload\x18\x01 \x01(\fR\apayload\x12\x1f\n" +
 	"\vfill_length\x18\x02 \x01(\x04R\n" +
 	"fillLength\x12!\n" +
 	"\ffill_pattern\x18\x03 \x01(\fR\vfillPattern\x120\n" +
-	"\x04type\x18\x04 \x01(\x0e2\x1c.conform.v1.DopplerFrameTypeR\x04type\"L\n" +
+	"\x04type\x18\x04 \x01(\x0e2\x1c.conform.v1.DopplerFrameTypeR\x04type\x12&\n" +
+	"\ftimestamp_ns\x18\x05 \x01(\x04H\x00R\vtimestampNs\x88\x01\x01B\x0f\n" +
+	"\r_timestamp_ns\"L\n" +
 	"\x11DopplerSendResult\x127\n" +
 	"\aoutputs\x18\x01 \x03(\v2\x1d.conform.v1.DopplerSendOutputR\aoutputs\"y\n" +
 	"\x11DopplerSendOutput\x124\n" +
@@ -4047,7 +4198,10 @@ const file_conform_v1_doppler_proto_rawDesc = "" +
 	"\fDopplerLeave\x12\x16\n" +
 	"\x06handle\x18\x01 \x01(\x04R\x06handle\"*\n" +
 	"\x12DopplerLeaveResult\x12\x14\n" +
-	"\x05known\x18\x01 \x01(\bR\x05known*[\n" +
+	"\x05known\x18\x01 \x01(\bR\x05known\"\x0e\n" +
+	"\fDopplerClock\"7\n" +
+	"\x12DopplerClockResult\x12!\n" +
+	"\ftimestamp_ns\x18\x01 \x01(\x04R\vtimestampNs*[\n" +
 	"\x10DopplerByteOrder\x12$\n" +
 	" DOPPLER_BYTE_ORDER_LITTLE_ENDIAN\x10\x00\x12!\n" +
 	"\x1dDOPPLER_BYTE_ORDER_BIG_ENDIAN\x10\x01*\xb8\x03\n" +
@@ -4100,7 +4254,7 @@ func file_conform_v1_doppler_proto_rawDescGZIP() []byte {
 }
 
 var file_conform_v1_doppler_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_conform_v1_doppler_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
+var file_conform_v1_doppler_proto_msgTypes = make([]protoimpl.MessageInfo, 52)
 var file_conform_v1_doppler_proto_goTypes = []any{
 	(DopplerByteOrder)(0),             // 0: conform.v1.DopplerByteOrder
 	(DopplerVerdict)(0),               // 1: conform.v1.DopplerVerdict
@@ -4157,6 +4311,8 @@ var file_conform_v1_doppler_proto_goTypes = []any{
 	(*DopplerDrainResult)(nil),        // 52: conform.v1.DopplerDrainResult
 	(*DopplerLeave)(nil),              // 53: conform.v1.DopplerLeave
 	(*DopplerLeaveResult)(nil),        // 54: conform.v1.DopplerLeaveResult
+	(*DopplerClock)(nil),              // 55: conform.v1.DopplerClock
+	(*DopplerClockResult)(nil),        // 56: conform.v1.DopplerClockResult
 }
 var file_conform_v1_doppler_proto_depIdxs = []int32{
 	11, // 0: conform.v1.DopplerOp.check:type_name -> conform.v1.DopplerCheck
@@ -4171,75 +4327,77 @@ var file_conform_v1_doppler_proto_depIdxs = []int32{
 	49, // 9: conform.v1.DopplerOp.flush:type_name -> conform.v1.DopplerFlush
 	51, // 10: conform.v1.DopplerOp.drain:type_name -> conform.v1.DopplerDrain
 	53, // 11: conform.v1.DopplerOp.leave:type_name -> conform.v1.DopplerLeave
-	13, // 12: conform.v1.DopplerResult.check:type_name -> conform.v1.DopplerCheckResult
-	17, // 13: conform.v1.DopplerResult.reassemble:type_name -> conform.v1.DopplerReassembleResult
-	23, // 14: conform.v1.DopplerResult.chunk:type_name -> conform.v1.DopplerChunkResult
-	27, // 15: conform.v1.DopplerResult.push_check:type_name -> conform.v1.DopplerPushCheckResult
-	31, // 16: conform.v1.DopplerResult.encode_header:type_name -> conform.v1.DopplerEncodeHeaderResult
-	36, // 17: conform.v1.DopplerResult.sequence:type_name -> conform.v1.DopplerSequenceResult
-	41, // 18: conform.v1.DopplerResult.join:type_name -> conform.v1.DopplerJoinResult
-	44, // 19: conform.v1.DopplerResult.send:type_name -> conform.v1.DopplerSendResult
-	47, // 20: conform.v1.DopplerResult.collect:type_name -> conform.v1.DopplerCollectResult
-	50, // 21: conform.v1.DopplerResult.flush:type_name -> conform.v1.DopplerFlushResult
-	52, // 22: conform.v1.DopplerResult.drain:type_name -> conform.v1.DopplerDrainResult
-	54, // 23: conform.v1.DopplerResult.leave:type_name -> conform.v1.DopplerLeaveResult
-	1,  // 24: conform.v1.DopplerRefusal.verdict:type_name -> conform.v1.DopplerVerdict
-	0,  // 25: conform.v1.DopplerCheck.order:type_name -> conform.v1.DopplerByteOrder
-	12, // 26: conform.v1.DopplerCheck.inputs:type_name -> conform.v1.DopplerCheckInput
-	14, // 27: conform.v1.DopplerCheckResult.outputs:type_name -> conform.v1.DopplerCheckOutput
-	1,  // 28: conform.v1.DopplerCheckOutput.verdict:type_name -> conform.v1.DopplerVerdict
-	7,  // 29: conform.v1.DopplerCheckOutput.header:type_name -> conform.v1.DopplerHeader
-	8,  // 30: conform.v1.DopplerCheckOutput.chunk:type_name -> conform.v1.DopplerChunkBlock
-	0,  // 31: conform.v1.DopplerReassemble.order:type_name -> conform.v1.DopplerByteOrder
-	16, // 32: conform.v1.DopplerReassemble.inputs:type_name -> conform.v1.DopplerReassembleInput
-	18, // 33: conform.v1.DopplerReassembleResult.outputs:type_name -> conform.v1.DopplerReassembleOutput
-	19, // 34: conform.v1.DopplerReassembleOutput.events:type_name -> conform.v1.DopplerReassembleEvent
-	20, // 35: conform.v1.DopplerReassembleEvent.delivered:type_name -> conform.v1.DopplerFrame
-	10, // 36: conform.v1.DopplerReassembleEvent.refused:type_name -> conform.v1.DopplerRefusal
-	7,  // 37: conform.v1.DopplerFrame.header:type_name -> conform.v1.DopplerHeader
-	9,  // 38: conform.v1.DopplerFrame.payload:type_name -> conform.v1.DopplerPayload
-	0,  // 39: conform.v1.DopplerChunk.order:type_name -> conform.v1.DopplerByteOrder
-	22, // 40: conform.v1.DopplerChunk.inputs:type_name -> conform.v1.DopplerChunkInput
-	2,  // 41: conform.v1.DopplerChunkInput.type:type_name -> conform.v1.DopplerFrameType
-	24, // 42: conform.v1.DopplerChunkResult.outputs:type_name -> conform.v1.DopplerChunkOutput
-	10, // 43: conform.v1.DopplerChunkOutput.refused:type_name -> conform.v1.DopplerRefusal
-	26, // 44: conform.v1.DopplerPushCheck.inputs:type_name -> conform.v1.DopplerPushInput
-	28, // 45: conform.v1.DopplerPushCheckResult.outputs:type_name -> conform.v1.DopplerPushOutput
-	30, // 46: conform.v1.DopplerEncodeHeader.inputs:type_name -> conform.v1.DopplerEncodeInput
-	0,  // 47: conform.v1.DopplerEncodeInput.order:type_name -> conform.v1.DopplerByteOrder
-	2,  // 48: conform.v1.DopplerEncodeInput.type:type_name -> conform.v1.DopplerFrameType
-	32, // 49: conform.v1.DopplerEncodeHeaderResult.outputs:type_name -> conform.v1.DopplerEncodeOutput
-	34, // 50: conform.v1.DopplerSequence.inputs:type_name -> conform.v1.DopplerSequenceInput
-	0,  // 51: conform.v1.DopplerSequenceInput.order:type_name -> conform.v1.DopplerByteOrder
-	35, // 52: conform.v1.DopplerSequenceInput.steps:type_name -> conform.v1.DopplerSendStep
-	3,  // 53: conform.v1.DopplerSendStep.role:type_name -> conform.v1.DopplerSendRole
-	2,  // 54: conform.v1.DopplerSendStep.type:type_name -> conform.v1.DopplerFrameType
-	37, // 55: conform.v1.DopplerSequenceResult.outputs:type_name -> conform.v1.DopplerSequenceOutput
-	38, // 56: conform.v1.DopplerSequenceOutput.sent:type_name -> conform.v1.DopplerSent
-	10, // 57: conform.v1.DopplerSent.refused:type_name -> conform.v1.DopplerRefusal
-	4,  // 58: conform.v1.DopplerJoin.role:type_name -> conform.v1.DopplerLiveRole
-	2,  // 59: conform.v1.DopplerJoin.type:type_name -> conform.v1.DopplerFrameType
-	0,  // 60: conform.v1.DopplerJoin.order:type_name -> conform.v1.DopplerByteOrder
-	40, // 61: conform.v1.DopplerJoin.reply:type_name -> conform.v1.DopplerReplyPlan
-	2,  // 62: conform.v1.DopplerReplyPlan.type:type_name -> conform.v1.DopplerFrameType
-	10, // 63: conform.v1.DopplerJoinResult.refused:type_name -> conform.v1.DopplerRefusal
-	43, // 64: conform.v1.DopplerSend.frames:type_name -> conform.v1.DopplerLiveFrame
-	2,  // 65: conform.v1.DopplerLiveFrame.type:type_name -> conform.v1.DopplerFrameType
-	45, // 66: conform.v1.DopplerSendResult.outputs:type_name -> conform.v1.DopplerSendOutput
-	10, // 67: conform.v1.DopplerSendOutput.refused:type_name -> conform.v1.DopplerRefusal
-	20, // 68: conform.v1.DopplerSendOutput.reply:type_name -> conform.v1.DopplerFrame
-	48, // 69: conform.v1.DopplerCollectResult.events:type_name -> conform.v1.DopplerLiveEvent
-	20, // 70: conform.v1.DopplerLiveEvent.delivered:type_name -> conform.v1.DopplerFrame
-	10, // 71: conform.v1.DopplerLiveEvent.refused:type_name -> conform.v1.DopplerRefusal
-	10, // 72: conform.v1.DopplerLiveEvent.ack_refused:type_name -> conform.v1.DopplerRefusal
-	10, // 73: conform.v1.DopplerLiveEvent.reply_refused:type_name -> conform.v1.DopplerRefusal
-	10, // 74: conform.v1.DopplerFlushResult.refused:type_name -> conform.v1.DopplerRefusal
-	10, // 75: conform.v1.DopplerDrainResult.refused:type_name -> conform.v1.DopplerRefusal
-	76, // [76:76] is the sub-list for method output_type
-	76, // [76:76] is the sub-list for method input_type
-	76, // [76:76] is the sub-list for extension type_name
-	76, // [76:76] is the sub-list for extension extendee
-	0,  // [0:76] is the sub-list for field type_name
+	55, // 12: conform.v1.DopplerOp.clock:type_name -> conform.v1.DopplerClock
+	13, // 13: conform.v1.DopplerResult.check:type_name -> conform.v1.DopplerCheckResult
+	17, // 14: conform.v1.DopplerResult.reassemble:type_name -> conform.v1.DopplerReassembleResult
+	23, // 15: conform.v1.DopplerResult.chunk:type_name -> conform.v1.DopplerChunkResult
+	27, // 16: conform.v1.DopplerResult.push_check:type_name -> conform.v1.DopplerPushCheckResult
+	31, // 17: conform.v1.DopplerResult.encode_header:type_name -> conform.v1.DopplerEncodeHeaderResult
+	36, // 18: conform.v1.DopplerResult.sequence:type_name -> conform.v1.DopplerSequenceResult
+	41, // 19: conform.v1.DopplerResult.join:type_name -> conform.v1.DopplerJoinResult
+	44, // 20: conform.v1.DopplerResult.send:type_name -> conform.v1.DopplerSendResult
+	47, // 21: conform.v1.DopplerResult.collect:type_name -> conform.v1.DopplerCollectResult
+	50, // 22: conform.v1.DopplerResult.flush:type_name -> conform.v1.DopplerFlushResult
+	52, // 23: conform.v1.DopplerResult.drain:type_name -> conform.v1.DopplerDrainResult
+	54, // 24: conform.v1.DopplerResult.leave:type_name -> conform.v1.DopplerLeaveResult
+	56, // 25: conform.v1.DopplerResult.clock:type_name -> conform.v1.DopplerClockResult
+	1,  // 26: conform.v1.DopplerRefusal.verdict:type_name -> conform.v1.DopplerVerdict
+	0,  // 27: conform.v1.DopplerCheck.order:type_name -> conform.v1.DopplerByteOrder
+	12, // 28: conform.v1.DopplerCheck.inputs:type_name -> conform.v1.DopplerCheckInput
+	14, // 29: conform.v1.DopplerCheckResult.outputs:type_name -> conform.v1.DopplerCheckOutput
+	1,  // 30: conform.v1.DopplerCheckOutput.verdict:type_name -> conform.v1.DopplerVerdict
+	7,  // 31: conform.v1.DopplerCheckOutput.header:type_name -> conform.v1.DopplerHeader
+	8,  // 32: conform.v1.DopplerCheckOutput.chunk:type_name -> conform.v1.DopplerChunkBlock
+	0,  // 33: conform.v1.DopplerReassemble.order:type_name -> conform.v1.DopplerByteOrder
+	16, // 34: conform.v1.DopplerReassemble.inputs:type_name -> conform.v1.DopplerReassembleInput
+	18, // 35: conform.v1.DopplerReassembleResult.outputs:type_name -> conform.v1.DopplerReassembleOutput
+	19, // 36: conform.v1.DopplerReassembleOutput.events:type_name -> conform.v1.DopplerReassembleEvent
+	20, // 37: conform.v1.DopplerReassembleEvent.delivered:type_name -> conform.v1.DopplerFrame
+	10, // 38: conform.v1.DopplerReassembleEvent.refused:type_name -> conform.v1.DopplerRefusal
+	7,  // 39: conform.v1.DopplerFrame.header:type_name -> conform.v1.DopplerHeader
+	9,  // 40: conform.v1.DopplerFrame.payload:type_name -> conform.v1.DopplerPayload
+	0,  // 41: conform.v1.DopplerChunk.order:type_name -> conform.v1.DopplerByteOrder
+	22, // 42: conform.v1.DopplerChunk.inputs:type_name -> conform.v1.DopplerChunkInput
+	2,  // 43: conform.v1.DopplerChunkInput.type:type_name -> conform.v1.DopplerFrameType
+	24, // 44: conform.v1.DopplerChunkResult.outputs:type_name -> conform.v1.DopplerChunkOutput
+	10, // 45: conform.v1.DopplerChunkOutput.refused:type_name -> conform.v1.DopplerRefusal
+	26, // 46: conform.v1.DopplerPushCheck.inputs:type_name -> conform.v1.DopplerPushInput
+	28, // 47: conform.v1.DopplerPushCheckResult.outputs:type_name -> conform.v1.DopplerPushOutput
+	30, // 48: conform.v1.DopplerEncodeHeader.inputs:type_name -> conform.v1.DopplerEncodeInput
+	0,  // 49: conform.v1.DopplerEncodeInput.order:type_name -> conform.v1.DopplerByteOrder
+	2,  // 50: conform.v1.DopplerEncodeInput.type:type_name -> conform.v1.DopplerFrameType
+	32, // 51: conform.v1.DopplerEncodeHeaderResult.outputs:type_name -> conform.v1.DopplerEncodeOutput
+	34, // 52: conform.v1.DopplerSequence.inputs:type_name -> conform.v1.DopplerSequenceInput
+	0,  // 53: conform.v1.DopplerSequenceInput.order:type_name -> conform.v1.DopplerByteOrder
+	35, // 54: conform.v1.DopplerSequenceInput.steps:type_name -> conform.v1.DopplerSendStep
+	3,  // 55: conform.v1.DopplerSendStep.role:type_name -> conform.v1.DopplerSendRole
+	2,  // 56: conform.v1.DopplerSendStep.type:type_name -> conform.v1.DopplerFrameType
+	37, // 57: conform.v1.DopplerSequenceResult.outputs:type_name -> conform.v1.DopplerSequenceOutput
+	38, // 58: conform.v1.DopplerSequenceOutput.sent:type_name -> conform.v1.DopplerSent
+	10, // 59: conform.v1.DopplerSent.refused:type_name -> conform.v1.DopplerRefusal
+	4,  // 60: conform.v1.DopplerJoin.role:type_name -> conform.v1.DopplerLiveRole
+	2,  // 61: conform.v1.DopplerJoin.type:type_name -> conform.v1.DopplerFrameType
+	0,  // 62: conform.v1.DopplerJoin.order:type_name -> conform.v1.DopplerByteOrder
+	40, // 63: conform.v1.DopplerJoin.reply:type_name -> conform.v1.DopplerReplyPlan
+	2,  // 64: conform.v1.DopplerReplyPlan.type:type_name -> conform.v1.DopplerFrameType
+	10, // 65: conform.v1.DopplerJoinResult.refused:type_name -> conform.v1.DopplerRefusal
+	43, // 66: conform.v1.DopplerSend.frames:type_name -> conform.v1.DopplerLiveFrame
+	2,  // 67: conform.v1.DopplerLiveFrame.type:type_name -> conform.v1.DopplerFrameType
+	45, // 68: conform.v1.DopplerSendResult.outputs:type_name -> conform.v1.DopplerSendOutput
+	10, // 69: conform.v1.DopplerSendOutput.refused:type_name -> conform.v1.DopplerRefusal
+	20, // 70: conform.v1.DopplerSendOutput.reply:type_name -> conform.v1.DopplerFrame
+	48, // 71: conform.v1.DopplerCollectResult.events:type_name -> conform.v1.DopplerLiveEvent
+	20, // 72: conform.v1.DopplerLiveEvent.delivered:type_name -> conform.v1.DopplerFrame
+	10, // 73: conform.v1.DopplerLiveEvent.refused:type_name -> conform.v1.DopplerRefusal
+	10, // 74: conform.v1.DopplerLiveEvent.ack_refused:type_name -> conform.v1.DopplerRefusal
+	10, // 75: conform.v1.DopplerLiveEvent.reply_refused:type_name -> conform.v1.DopplerRefusal
+	10, // 76: conform.v1.DopplerFlushResult.refused:type_name -> conform.v1.DopplerRefusal
+	10, // 77: conform.v1.DopplerDrainResult.refused:type_name -> conform.v1.DopplerRefusal
+	78, // [78:78] is the sub-list for method output_type
+	78, // [78:78] is the sub-list for method input_type
+	78, // [78:78] is the sub-list for extension type_name
+	78, // [78:78] is the sub-list for extension extendee
+	0,  // [0:78] is the sub-list for field type_name
 }
 
 func init() { file_conform_v1_doppler_proto_init() }
@@ -4260,6 +4418,7 @@ func file_conform_v1_doppler_proto_init() {
 		(*DopplerOp_Flush)(nil),
 		(*DopplerOp_Drain)(nil),
 		(*DopplerOp_Leave)(nil),
+		(*DopplerOp_Clock)(nil),
 	}
 	file_conform_v1_doppler_proto_msgTypes[1].OneofWrappers = []any{
 		(*DopplerResult_Check)(nil),
@@ -4274,12 +4433,14 @@ func file_conform_v1_doppler_proto_init() {
 		(*DopplerResult_Flush)(nil),
 		(*DopplerResult_Drain)(nil),
 		(*DopplerResult_Leave)(nil),
+		(*DopplerResult_Clock)(nil),
 	}
 	file_conform_v1_doppler_proto_msgTypes[7].OneofWrappers = []any{}
 	file_conform_v1_doppler_proto_msgTypes[14].OneofWrappers = []any{
 		(*DopplerReassembleEvent_Delivered)(nil),
 		(*DopplerReassembleEvent_Refused)(nil),
 	}
+	file_conform_v1_doppler_proto_msgTypes[38].OneofWrappers = []any{}
 	file_conform_v1_doppler_proto_msgTypes[43].OneofWrappers = []any{
 		(*DopplerLiveEvent_Delivered)(nil),
 		(*DopplerLiveEvent_Refused)(nil),
@@ -4290,7 +4451,7 @@ func file_conform_v1_doppler_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_conform_v1_doppler_proto_rawDesc), len(file_conform_v1_doppler_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   50,
+			NumMessages:   52,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

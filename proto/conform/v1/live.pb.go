@@ -4,12 +4,28 @@
 // loopback sockets: the SUT dials a publisher conform runs, or listens for a
 // subscriber conform dials, and reports what it saw.
 //
-// State lives in the SUT between ops and is named by handles the SUT chooses
-// (a subscriber, a publisher), so that one case's sockets never meet
-// another's. A case closes what it opened with LiveClose; a SUT MAY bound how
-// many handles it holds and close the oldest beyond that bound. Every op that
-// waits carries its own bound (a *_timeout_ms field) and answers when it
-// runs out, with what it has: the wait itself is never an error.
+// Handles. State lives in the SUT between ops and is named by handles the
+// SUT chooses (a subscriber, a publisher), so that one case's sockets never
+// meet another's. A handle is any non-zero number, unique among the live
+// handles of its kind the session holds; 0 never names one (in a request, 0
+// means "none" or "a new one"). A handle need not start at 1 or count up;
+// the reference counts from 1. An answer naming handle 0 is a conform.v1
+// error (kind protocol). Cases run concurrently, each with its own handles.
+//
+// Closing. A case closes what it opened with LiveClose; a SUT MAY bound how
+// many handles it holds and close the oldest beyond that bound (the
+// reference holds 64 of each kind).
+//
+// Waiting. Every op that waits carries its own bound (a *_timeout_ms field)
+// and answers when it runs out, with what it has: the wait itself is never an
+// error. conform sets each bound below its op timeout (half of conform run
+// --timeout), so that a SUT answers before the harness gives up on the op.
+//
+// Errors. An op the SUT cannot carry out answers conform.v1's Error with
+// why; conform records the case as an error of kind op-error, never as a
+// verdict. In particular LiveSubscribe answers Error when its dial or its
+// Request fails within dial_timeout_ms; no case asks a subscriber to dial an
+// address where nothing listens.
 //
 // Durations the specification fixes (the 30-second socket timeout of
 // ranvier-wire §6.5) are compressed by the case through these ops, so that
@@ -456,11 +472,13 @@ func (x *LiveSubscribe) GetDialTimeoutMs() uint32 {
 
 // LiveSubscribed answers LiveSubscribe.
 type LiveSubscribed struct {
-	state      protoimpl.MessageState `protogen:"open.v1"`
-	Subscriber uint32                 `protobuf:"varint,1,opt,name=subscriber,proto3" json:"subscriber,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// subscriber is the subscriber's handle: the one the request named, or a
+	// new one; never 0.
+	Subscriber uint32 `protobuf:"varint,1,opt,name=subscriber,proto3" json:"subscriber,omitempty"`
 	// connection is the SUT's own identifier of the new connection, chosen
-	// locally and never sent (ranvier-streams §2.2). Reports name connections
-	// by it.
+	// locally and never sent (ranvier-streams §2.2): non-zero and unique
+	// within the subscriber. Reports name connections by it.
 	Connection uint64 `protobuf:"varint,2,opt,name=connection,proto3" json:"connection,omitempty"`
 	// local_address is the SUT's end of the connection, host:port, so that
 	// the harness can tell which accepted socket is which. Empty if unknown.
@@ -522,7 +540,8 @@ func (x *LiveSubscribed) GetLocalAddress() string {
 
 // LiveReportOp asks a subscriber what it has received. When until is set,
 // the SUT first waits until every threshold in it holds, or timeout_ms
-// passes, whichever comes first.
+// passes, whichever comes first, and then answers either way (timed_out
+// says which).
 type LiveReportOp struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	Subscriber uint32                 `protobuf:"varint,1,opt,name=subscriber,proto3" json:"subscriber,omitempty"`
@@ -659,7 +678,8 @@ type LiveReport struct {
 	// §3.7).
 	Counters *LiveCounters `protobuf:"bytes,2,opt,name=counters,proto3" json:"counters,omitempty"`
 	// samples lists the samples received, in arrival order, up to a bound the
-	// SUT chooses; unrecorded counts those beyond it.
+	// SUT chooses of at least 1024 (no case needs more); unrecorded counts
+	// those beyond it.
 	Samples    []*LiveSample `protobuf:"bytes,3,rep,name=samples,proto3" json:"samples,omitempty"`
 	Unrecorded uint64        `protobuf:"varint,4,opt,name=unrecorded,proto3" json:"unrecorded,omitempty"`
 	// timed_out reports that the wait ended with its condition unmet.
@@ -972,7 +992,11 @@ func (x *LiveSample) GetSchema() *LiveSchema {
 }
 
 // LiveCounters are a subscription's sequence-tracking counters
-// (ranvier-streams §3.3-§3.7), as GapCounters in conform.proto.
+// (ranvier-streams §3.3-§3.7), as GapCounters in conform.proto. The gap
+// counting rules are MUSTs a case can only see through these counters, so
+// missing, breaks, duplicated and reordered are judged at MUST. Reporting the
+// distinct-stream count is a SHOULD (§3.7): a SUT that does not report it
+// leaves streams 0, and only live/3.7/subscriber-distinct-stream-count warns.
 type LiveCounters struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Every sample observed, tracked or not (§3.6).
@@ -1204,7 +1228,9 @@ func (x *LiveSchema) GetDescriptorLength() uint64 {
 // LiveListenPublisher asks the SUT to start a data-plane publisher that
 // listens on 127.0.0.1 (an ephemeral port) and to open these streams in it,
 // in order (ranvier-wire §3.3). Streams are named in later ops by handle:
-// their index, from 0, across every stream the publisher has opened.
+// their index, from 0, across every stream the publisher has opened (stream
+// handles are indexes, unlike the publisher's own handle, and 0 is the
+// first stream). A publisher that listens off loopback fails the case.
 type LiveListenPublisher struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Streams []*LiveStream          `protobuf:"bytes,1,rep,name=streams,proto3" json:"streams,omitempty"`
@@ -1274,8 +1300,13 @@ func (x *LiveListenPublisher) GetSendBuffer() uint32 {
 // LiveStream declares one stream: what its announcement carries.
 type LiveStream struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Node  string                 `protobuf:"bytes,2,opt,name=node,proto3" json:"node,omitempty"`
+	// name is the name the stream publishes under, never empty
+	// (ranvier-wire §4.4).
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// node is the node that declares the stream; its announcements name it
+	// (ranvier-streams §6.1, judged by
+	// live/6.1/publisher-announcement-names-stream-and-node).
+	Node string `protobuf:"bytes,2,opt,name=node,proto3" json:"node,omitempty"`
 	// schema_id, when set, is announced as SchemaInfo.schema_id.
 	SchemaId string `protobuf:"bytes,3,opt,name=schema_id,json=schemaId,proto3" json:"schema_id,omitempty"`
 	// source_clock_domain, when set, is the clock of the stream's source
@@ -1345,8 +1376,9 @@ func (x *LiveStream) GetSourceClockDomain() string {
 
 // LivePublisherListening answers LiveListenPublisher.
 type LivePublisherListening struct {
-	state     protoimpl.MessageState `protogen:"open.v1"`
-	Publisher uint32                 `protobuf:"varint,1,opt,name=publisher,proto3" json:"publisher,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// publisher is the publisher's handle, never 0.
+	Publisher uint32 `protobuf:"varint,1,opt,name=publisher,proto3" json:"publisher,omitempty"`
 	// address is where subscribers dial, host:port.
 	Address string `protobuf:"bytes,2,opt,name=address,proto3" json:"address,omitempty"`
 	// stream_refs are the references the streams were allocated, by handle;
@@ -1416,15 +1448,18 @@ type LivePublish struct {
 	// open declares more streams, their handles continuing the publisher's.
 	Open []*LiveStream `protobuf:"bytes,2,rep,name=open,proto3" json:"open,omitempty"`
 	// wait_subscribers, when set, first waits until this many subscribers
-	// have sent their Request to the publisher (in all, since it started),
-	// up to wait_timeout_ms (0 means 2000), so that what is published next
-	// reaches them.
+	// have sent their Request to the publisher (in all, since it started:
+	// connections that have ended since still count), up to wait_timeout_ms
+	// (0 means 2000), so that what is published next reaches them. The op
+	// publishes when the wait ends, whether or not the count was reached.
 	WaitSubscribers uint32 `protobuf:"varint,3,opt,name=wait_subscribers,json=waitSubscribers,proto3" json:"wait_subscribers,omitempty"`
 	WaitTimeoutMs   uint32 `protobuf:"varint,4,opt,name=wait_timeout_ms,json=waitTimeoutMs,proto3" json:"wait_timeout_ms,omitempty"`
 	// samples are published in order, unless concurrency is above 1: then
 	// they are shared among that many threads publishing at once, each
 	// taking the next sample to publish, as several acquisition threads
-	// would.
+	// would. Publishing never waits for a subscriber (ranvier-streams §5.1),
+	// so the op answers once every publish call has returned, even while a
+	// subscriber has stopped reading.
 	Samples     []*LivePublishSample `protobuf:"bytes,5,rep,name=samples,proto3" json:"samples,omitempty"`
 	Concurrency uint32               `protobuf:"varint,6,opt,name=concurrency,proto3" json:"concurrency,omitempty"`
 	// drain_timeout_ms, when set, waits after publishing until every
@@ -1653,7 +1688,11 @@ func (x *LivePublished) GetSubscribers() uint32 {
 
 // LiveClose closes a subscriber (every connection of it) or a publisher
 // (its listener and every connection). Closing a handle that is not open
-// is not an error.
+// is not an error. Closing cuts, it does not flush: a publisher's
+// connections close at once and frames still queued for them are dropped
+// (unlike the drain of ranvier-wire §4.7, which no op asks for). A case that
+// needs its frames delivered waits for them (drain_timeout_ms, or reading
+// them) before it closes; no case judges what a close does to queued frames.
 type LiveClose struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Subscriber    uint32                 `protobuf:"varint,1,opt,name=subscriber,proto3" json:"subscriber,omitempty"`

@@ -1,8 +1,8 @@
 // The tlv suite's ops of conform.v1. They travel inside Request.tlv and
 // Response.tlv, so that a suite's ops live in one file of their own.
 //
-// The tlv suite tests libtracer's TLV substrate (spec/libtracer-graph-model.md,
-// with the byte layout pinned in spec/RECONSTRUCTED.md §2). A SUT that
+// The tlv suite tests libtracer's TLV substrate (libtracer-graph-model,
+// with the byte layout pinned in the TLV pins (docs/requirements.md)). A SUT that
 // implements the profile "tlv" answers these ops; one that does not answers
 // Unimplemented and the tlv cases are skipped. A SUT that decodes TLVs should
 // declare the nesting depth its decoder supports in Hello.bounds.tlv_max_depth:
@@ -534,7 +534,7 @@ func (x *TlvRope) GetSegments() [][]byte {
 }
 
 // TlvRefusal says why the SUT refused an input: the libtracer status code a
-// node would answer with (RECONSTRUCTED §2): 0x0051 tr::tlv::malformed,
+// node would answer with (the TLV pins (docs/requirements.md)): 0x0051 tr::tlv::malformed,
 // 0x0052 tr::tlv::crc_mismatch, 0x0050 tr::tlv::nesting_too_deep,
 // 0x0021 tr::path::invalid. The offset and reason are for the record only and
 // are never judged.
@@ -1221,7 +1221,7 @@ func (x *TlvEncodeOutput) GetRefusal() *TlvRefusal {
 
 // TlvCanonicalize turns each path in string form, such as "/sensor/temp", into
 // its canonical PATH payload: packed segment records [u8 len][UTF-8 text]
-// (RECONSTRUCTED §2, PATH payload). The strings are given as bytes because a
+// (reconstructed§tlv-path). The strings are given as bytes because a
 // case may send bytes that are not valid UTF-8.
 type TlvCanonicalize struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1367,7 +1367,7 @@ func (x *TlvCanonicalOutput) GetRefusal() *TlvRefusal {
 }
 
 // TlvValidatePath checks each received PATH payload (the bytes after a PATH
-// TLV's header), held as a rope, by the rules of RECONSTRUCTED §2: a payload
+// TLV's header), held as a rope, by the rules of the TLV pins (docs/requirements.md): a payload
 // is invalid when a record has length 0, contains the byte 0x2F, is not valid
 // UTF-8, or runs past the payload's end.
 type TlvValidatePath struct {
@@ -1993,7 +1993,7 @@ func (x *TlvEditOutput) GetRefusedEdit() int32 {
 }
 
 // TlvHop performs one stateless forward hop per input (graph model §The
-// shedding rule; RECONSTRUCTED §2 The forward hop): the SUT is a node whose
+// shedding rule; reconstructed§tlv-forward-hop): the SUT is a node whose
 // links are named by their mount runs, and a FWD frame arrives on one of them.
 type TlvHop struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -2458,7 +2458,7 @@ func (x *TlvPackedPolicy) GetRefused() bool {
 
 // TlvReadPolicy reads the delivery policy of each SUBSCRIBER frame at rest:
 // the value under the key "delivery_policy" in its SETTINGS child, a VALUE
-// holding a u16 little-endian (RECONSTRUCTED §2, Record layouts). A SUBSCRIBER
+// holding a u16 little-endian (reconstructed§tlv-records). A SUBSCRIBER
 // with no such setting has the all-zero policy.
 type TlvReadPolicy struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`

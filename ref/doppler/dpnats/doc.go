@@ -1,5 +1,5 @@
 // Package dpnats is the reference implementation of doppler's six streaming
-// roles over NATS (spec/doppler-streaming.md §2, §4–§8): PUB/SUB, REQ/REP
+// roles over NATS (doppler-streaming §2, §4–§8): PUB/SUB, REQ/REP
 // with its raw-bytes face, and PUSH/PULL on a JetStream work queue. Every
 // byte it puts on or takes off the wire goes through package doppler: frames
 // are built and chunked by a doppler.Sender, every received message passes
@@ -53,10 +53,13 @@
 //
 // # Parts
 //
-// Options.Parts replaces the pieces of package doppler a socket uses — the
-// header check, reassembly, the sender, the names derived from an endpoint.
-// The reference leaves them zero; conform's SUT side sets them so that a
-// mutant's bug in one piece shows on a real broker as it does in the codec.
+// Options.Parts replaces the pieces a socket uses — those of package doppler
+// (the header check, reassembly, the sender, the names derived from an
+// endpoint) and the transport decisions of §3, §5, §7 and §8 (the dial, the
+// max_payload used, the clock, when a subscription is ready, how the work
+// queue is made to exist, which roles send telemetry). The reference leaves
+// them zero; conform's SUT side sets them so that a mutant's bug in one
+// piece shows on a real broker as it does in the codec.
 //
 // Nothing in the package keeps global state; every value is independent.
 package dpnats

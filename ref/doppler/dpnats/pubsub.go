@@ -29,7 +29,7 @@ type Publisher struct {
 // type t, telemetry included. It fails with DP_ERR_INVALID for an unknown
 // type and DP_ERR when the server cannot be reached.
 func NewPublisher(ctx context.Context, ep doppler.Endpoint, t doppler.Type, o Options) (*Publisher, error) {
-	if err := checkType("create publisher", t, true); err != nil {
+	if err := checkType("create publisher", t, o.Parts.emitsTelemetry("publisher")); err != nil {
 		return nil, err
 	}
 	s, err := dial(ctx, ep, "publisher", o)
@@ -198,7 +198,8 @@ func subscribe(ctx context.Context, s *socket, op, subject string) (*nats.Subscr
 	// the subscription goes first, and what it buffered and the caller had
 	// not received is discarded (see Subscriber.Drain).
 	s.beforeEnd = func() { _ = sub.Unsubscribe() }
-	if err := s.flush(ctx, op); err != nil {
+	flush := func(ctx context.Context) error { return s.flush(ctx, op) }
+	if err := s.parts.AwaitSubscription(ctx, flush); err != nil {
 		s.nc.Close()
 		return nil, err
 	}

@@ -56,7 +56,7 @@ func NewRequester(ctx context.Context, ep doppler.Endpoint, o Options) (*Request
 // Close.
 func (q *Requester) Request(ctx context.Context, t doppler.Type, payload []byte) (doppler.Frame, error) {
 	const op = "request"
-	if err := checkType(op, t, false); err != nil {
+	if err := checkType(op, t, q.s.parts.EmitsTelemetry("requester")); err != nil {
 		return doppler.Frame{}, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -222,7 +222,7 @@ func (r *Replier) Recv(ctx context.Context) (*Request, error) {
 func (q *Request) Reply(ctx context.Context, t doppler.Type, payload []byte) error {
 	const op = "reply"
 	r := q.rep
-	if err := checkType(op, t, false); err != nil {
+	if err := checkType(op, t, r.s.parts.EmitsTelemetry("replier")); err != nil {
 		return err
 	}
 	if q.reply == "" {

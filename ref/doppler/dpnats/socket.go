@@ -58,7 +58,7 @@ type Options struct {
 	ConnectTimeout time.Duration
 
 	// SampleRateHz is written into every frame the socket sends; zero
-	// means unstated (RECONSTRUCTED §3).
+	// means unstated (the doppler pins (docs/requirements.md)).
 	SampleRateHz float64
 
 	// AckWait is the durable consumer's ack wait, used by NewPuller only
@@ -159,7 +159,7 @@ func dial(ctx context.Context, ep doppler.Endpoint, role string, o Options) (*so
 	s := &socket{role: role, ep: ep, order: o.Order, sampleRate: o.SampleRateHz, closed: make(chan struct{}),
 		parts: parts, names: parts.Names(ep)}
 	s.life, s.endLife = context.WithCancel(context.Background())
-	nc, err := nats.Connect(ep.Server,
+	nc, err := parts.Connect(ep.Server,
 		nats.Name(name),
 		nats.Timeout(timeout),
 		nats.MaxReconnects(-1),
@@ -179,12 +179,9 @@ func dial(ctx context.Context, ep doppler.Endpoint, role string, o Options) (*so
 			Detail: fmt.Sprintf("connect to %s", ep.Server)}, err)
 	}
 	s.nc = nc
-	// max_payload is discovered, not assumed (§8); doppler.NewSender applies
-	// the 1 MiB fallback to a server that reports none.
-	s.maxPayload = int(nc.MaxPayload())
-	if s.maxPayload <= 0 {
-		s.maxPayload = doppler.DefaultMaxPayload
-	}
+	// max_payload is discovered, not assumed, with a 1 MiB fallback for a
+	// server that reports none (§8).
+	s.maxPayload = parts.MaxPayload(nc.MaxPayload())
 	return s, nil
 }
 
@@ -356,9 +353,10 @@ func wrap(de *doppler.Error, cause error) error {
 }
 
 // stamper is the sending half of a socket: the sequence counter (through a
-// doppler.Sender) and the one-shot timestamp override of §7.
+// doppler.Sender), the clock and the one-shot timestamp override of §7.
 type stamper struct {
 	sender     Sender
+	now        func() uint64
 	sampleRate float64
 	order      doppler.Order
 	override   uint64
@@ -366,7 +364,7 @@ type stamper struct {
 }
 
 func newStamper(s *socket) stamper {
-	return stamper{sender: s.parts.NewSender(s.order, s.maxPayload), sampleRate: s.sampleRate, order: s.order}
+	return stamper{sender: s.parts.NewSender(s.order, s.maxPayload), now: s.parts.Now, sampleRate: s.sampleRate, order: s.order}
 }
 
 // setTimestamp makes the next frame carry ns instead of the send time.
@@ -388,7 +386,7 @@ func (st *stamper) frame(op string, t doppler.Type, payload []byte) (doppler.Fra
 	if st.overridden {
 		f.Header.TimestampNs, st.overridden = st.override, false
 	} else {
-		f.Header.TimestampNs = Now()
+		f.Header.TimestampNs = st.now()
 	}
 	return f, nil
 }
@@ -398,7 +396,8 @@ func (st *stamper) frame(op string, t doppler.Type, payload []byte) (doppler.Fra
 func Now() uint64 { return uint64(time.Now().UnixNano()) }
 
 // checkType refuses, with DP_ERR_INVALID, a type the role cannot send.
-// Telemetry is a Publisher's alone (doppler §3).
+// Telemetry is a Publisher's alone (doppler §3): tlmAllowed is whether the
+// role may send it.
 func checkType(op string, t doppler.Type, tlmAllowed bool) error {
 	switch {
 	case !t.Valid():

@@ -80,7 +80,7 @@ type Pusher struct {
 // the server cannot be reached or has no JetStream.
 func NewPusher(ctx context.Context, ep doppler.Endpoint, t doppler.Type, o Options) (*Pusher, error) {
 	const op = "create pusher"
-	if err := checkType(op, t, false); err != nil {
+	if err := checkType(op, t, o.Parts.emitsTelemetry("pusher")); err != nil {
 		return nil, err
 	}
 	s, err := dial(ctx, ep, "pusher", o)
@@ -92,16 +92,17 @@ func NewPusher(ctx context.Context, ep doppler.Endpoint, t doppler.Type, o Optio
 		s.nc.Close()
 		return nil, s.transportError(op, err)
 	}
-	if err := ensureStream(ctx, js, ep, s.names); err != nil {
+	if err := s.parts.EnsureStream(ctx, js, workStreamConfig(ep, s.names)); err != nil {
 		s.nc.Close()
 		return nil, s.transportError(op, err)
 	}
 	return &Pusher{s: s, js: js, typ: t, subject: s.names.WorkSubject(t), st: newStamper(s)}, nil
 }
 
-// ensureStream adopts DP_WORK_<base> if it exists and creates it otherwise.
-func ensureStream(ctx context.Context, js jetstream.JetStream, ep doppler.Endpoint, names Names) error {
-	name := names.StreamName()
+// ensureStream adopts the stream cfg names if it exists, as it is, and
+// creates it with cfg otherwise.
+func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) error {
+	name := cfg.Name
 	_, err := js.Stream(ctx, name)
 	if err == nil {
 		return nil
@@ -109,11 +110,18 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, ep doppler.Endpoi
 	if !errors.Is(err, jetstream.ErrStreamNotFound) {
 		return fmt.Errorf("look up stream %s: %w", name, err)
 	}
-	_, err = js.CreateStream(ctx, workStreamConfig(ep, names))
+	_, err = js.CreateStream(ctx, cfg)
 	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 		return nil // another Pusher created it in the meantime
 	}
 	if err != nil {
+		// Two sockets creating the stream at once can also lose the race
+		// with a server-side error ("error creating store for stream",
+		// seen on a loaded machine) rather than "already in use": the
+		// stream the other one created is adopted all the same.
+		if _, lerr := js.Stream(ctx, name); lerr == nil {
+			return nil
+		}
 		return fmt.Errorf("create stream %s: %w", name, err)
 	}
 	return nil

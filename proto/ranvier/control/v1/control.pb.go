@@ -1,7 +1,7 @@
 // Ranvier's control-plane messages, package ranvier.control.v1.
 //
 // control.proto is cited by ranvier-wire §5 but not printed. Field numbers
-// follow spec/RECONSTRUCTED.md §1: ToRuntime.alive = 3 and Alive.sequence = 1
+// follow reconstructed§ranvier-fields: ToRuntime.alive = 3 and Alive.sequence = 1
 // are pinned by the worked bytes of ranvier-wire §5.3; the rest is
 // reconstructed.
 

@@ -1,7 +1,7 @@
 // Ranvier's data-plane messages, package ranvier.message.v1.
 //
 // The source documents cite proto/ranvier/message/v1/*.proto without printing
-// them. Field numbers follow spec/RECONSTRUCTED.md §1: Sample and StreamInfo
+// them. Field numbers follow reconstructed§ranvier-fields: Sample and StreamInfo
 // are pinned by ranvier-wire §4.3 and §4.4, Request.stream_name and
 // Frame.sample by the worked bytes of §4.5; the rest is reconstructed.
 

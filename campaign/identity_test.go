@@ -1,0 +1,292 @@
+package campaign
+
+import (
+	"encoding/json"
+
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/encoding/protojson"
+
+	conformpb "github.com/conform-suite/conform/proto/conform/v1"
+	"github.com/conform-suite/conform/reports"
+	"github.com/conform-suite/conform/suites"
+	"github.com/conform-suite/conform/sut"
+	"github.com/conform-suite/conform/sut/builtin"
+	"google.golang.org/protobuf/proto"
+)
+
+// builtinEngine returns an engine on a builtin SUT: the reference, or the
+// mutant name.
+func builtinEngine(t testing.TB, name string, seed int64) *Engine {
+	t.Helper()
+	im := suites.Default().Reference()
+	spec := "builtin:reference"
+	if name != "reference" {
+		m, ok := suites.Default().MutantImpl(name)
+		if !ok {
+			t.Fatalf("no mutant %s", name)
+		}
+		im, spec = m, "builtin:mutant/"+name
+	}
+	return NewEngine(builtin.New(spec, im), testRegistry(), spec, testSeeds(t), seed, time.Minute, nil)
+}
+
+// TestResumeRefusesAnotherCampaign: --resume continues only the campaign
+// the checkpoint describes; another SUT, seed, target list or checkpoint
+// format is refused with a message naming what differs.
+func TestResumeRefusesAnotherCampaign(t *testing.T) {
+	t.Parallel()
+	out := t.TempDir()
+	targets, _ := Select(testTargets(), []string{"tlv.pack-policy"})
+	cfg := Config{Targets: targets, Execs: 300, Out: out}
+	if _, err := builtinEngine(t, "reference", 1).Run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Resume, cfg.Execs = true, 600
+	other, _ := Select(testTargets(), []string{"tlv.pack-policy", "tlv.read-policy"})
+	for _, tc := range []struct {
+		name   string
+		engine *Engine
+		cfg    Config
+		want   []string
+	}{
+		{"another SUT", builtinEngine(t, "encode-length-wraps", 1), cfg, []string{`SUT implementation: "conform mutant encode-length-wraps" here, "conform reference" in the campaign`}},
+		{"another seed", builtinEngine(t, "reference", 2), cfg, []string{"seed: 2 here, 1 in the campaign"}},
+		{"other targets", builtinEngine(t, "reference", 1), Config{Targets: other, Execs: 600, Out: out, Resume: true}, []string{"targets: tlv.pack-policy,tlv.read-policy here, tlv.pack-policy in the campaign"}},
+	} {
+		_, err := tc.engine.Run(context.Background(), tc.cfg)
+		var mm *MismatchError
+		if !errors.As(err, &mm) {
+			t.Errorf("%s: %v, want a *MismatchError", tc.name, err)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: %q does not say %q", tc.name, err, w)
+			}
+		}
+	}
+	// The same campaign resumes, over exec or in process alike: the SUT
+	// is its Hello, not the spec.
+	e := builtinEngine(t, "reference", 1)
+	e.Spec = "exec:conform reference"
+	if s, err := e.Run(context.Background(), cfg); err != nil || s.Execs < 600 {
+		t.Fatalf("resuming the same campaign: %+v, %v", s, err)
+	}
+	// A checkpoint of another format is refused, naming both formats.
+	b, err := os.ReadFile(CheckpointPath(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := strings.Replace(string(b), `"version": 2`, `"version": 1`, 1)
+	if err := os.WriteFile(CheckpointPath(out), []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = builtinEngine(t, "reference", 1).Run(context.Background(), cfg)
+	if err == nil || !strings.Contains(err.Error(), "format 1; this conform resumes format 2") {
+		t.Errorf("a checkpoint of format 1: %v", err)
+	}
+}
+
+// hanging is a SUT that never answers: each op lasts until its context
+// ends, as a carrier's does against a SUT that hangs.
+type hanging struct {
+	ops atomic.Int64
+}
+
+func (h *hanging) Hello() *conformpb.Hello { return &conformpb.Hello{Implementation: "hangs"} }
+func (h *hanging) Carrier() string         { return "test" }
+func (h *hanging) Close() error            { return nil }
+func (h *hanging) Do(ctx context.Context, req *conformpb.Request) (*conformpb.Response, error) {
+	h.ops.Add(1)
+	<-ctx.Done()
+	return nil, &sut.Error{Kind: reports.KindTimeout, Detail: "no answer", Err: ctx.Err()}
+}
+
+// TestDurationBoundsAHangingSUT: a campaign's --duration bounds it even
+// against a SUT that never answers and an op timeout of an hour: the op in
+// flight at the deadline is cancelled. The guard is generous; before the
+// fix the campaign waited out the hour.
+func TestDurationBoundsAHangingSUT(t *testing.T) {
+	t.Parallel()
+	h := &hanging{}
+	e := NewEngine(h, testRegistry(), "test:hang", testSeeds(t), 1, time.Hour, nil)
+	targets, _ := Select(testTargets(), []string{"wire.read-frames", "tlv.decode"})
+	out := t.TempDir()
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.Run(context.Background(), Config{Targets: targets, Duration: 200 * time.Millisecond, Out: out})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a 200ms campaign against a hanging SUT still runs after 30s")
+	}
+	if h.ops.Load() == 0 {
+		t.Error("no op was sent")
+	}
+	if cp, err := ReadCheckpoint(out); err != nil || cp == nil {
+		t.Errorf("no checkpoint after the deadline: %v", err)
+	}
+}
+
+// slowToMinimize answers the first request as a mutant would and then
+// hangs: a finding met just before the deadline, whose minimisation the
+// deadline cuts.
+type slowToMinimize struct {
+	sut.Client
+	calls atomic.Int64
+}
+
+func (s *slowToMinimize) Do(ctx context.Context, req *conformpb.Request) (*conformpb.Response, error) {
+	if s.calls.Add(1) == 1 {
+		return s.Client.Do(ctx, req)
+	}
+	<-ctx.Done()
+	return nil, &sut.Error{Kind: reports.KindTimeout, Detail: "no answer", Err: ctx.Err()}
+}
+
+// TestFindingAtTheDeadlineKept: a finding whose minimisation the deadline
+// cuts is written as far as it was minimised, not dropped.
+func TestFindingAtTheDeadlineKept(t *testing.T) {
+	m, _ := suites.Default().MutantImpl("zero-length-is-end")
+	spec := "builtin:mutant/zero-length-is-end"
+	e := NewEngine(&slowToMinimize{Client: builtin.New(spec, m)}, testRegistry(), spec, testSeeds(t), 1, time.Hour, nil)
+	targets, _ := Select(testTargets(), []string{"wire.read-frames"})
+	out := t.TempDir()
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.Run(context.Background(), Config{Targets: targets, Duration: 300 * time.Millisecond, Out: out})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the campaign still runs after 30s")
+	}
+	sigs, err := KnownSignatures(out)
+	if err != nil || len(sigs) == 0 {
+		t.Fatalf("the finding met before the deadline was not written: %v, %v", sigs, err)
+	}
+	f, err := ReadFinding(FindingsDir(out) + "/" + sigs[0] + ".json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, _, err := builtinEngine(t, "zero-length-is-end", 1).Replay(context.Background(), f); err != nil || !ok {
+		t.Errorf("the unminimised finding does not replay against the mutant: %v", err)
+	}
+}
+
+// TestReplayEntriesInOneInput: a finding whose one input holds two entries
+// (as a person may write one) replays: against the reference it shows
+// nothing, against a mutant it reproduces, with evidence in protocol terms.
+// Evaluate takes such an input too, however it came.
+func TestReplayEntriesInOneInput(t *testing.T) {
+	t.Parallel()
+	f := &Finding{Version: FindingVersion, Signature: "", Target: "wire.read-frames", Kind: KindDiff,
+		Inputs: []json.RawMessage{json.RawMessage(`{"inputs":[{"chunks":[{"data":"AAAAAQc="}]},{"chunks":[{"data":"AAAAAAAAAAEH"}],"endOfStream":true}]}`)}}
+	mut := builtinEngine(t, "zero-length-is-end", 1)
+	tg, inputs, err := f.ParseInputs(testTargets())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(inputs) != 2 {
+		t.Fatalf("%d inputs, want the two entries as two inputs", len(inputs))
+	}
+	whole := tg.New()
+	if err := protojson.Unmarshal(f.Inputs[0], whole); err != nil {
+		t.Fatal(err)
+	}
+	obs, err := mut.Evaluate(context.Background(), tg, []proto.Message{whole})
+	if err != nil || len(obs) != 1 || obs[0].Index != 0 || obs[0].Kind != KindDiff {
+		t.Fatalf("Evaluate of one input with two entries: %+v, %v; want one difference on input 0", obs, err)
+	}
+	f.Signature = obs[0].Signature
+	r, err := mut.Reproduce(context.Background(), f)
+	if err != nil || !r.Reproduced {
+		t.Fatalf("replay against the mutant: %+v, %v", r, err)
+	}
+	ev := r.Evidence(r.Observation)
+	if !strings.Contains(ev, `input: {"inputs":[{"chunks":[{"data":"AAAAAAAAAAEH"}],"endOfStream":true}]}`) || !strings.Contains(ev, "yields") {
+		t.Errorf("evidence of the replay:\n%s", ev)
+	}
+	if ok, others, err := builtinEngine(t, "reference", 1).Replay(context.Background(), f); err != nil || ok || len(others) > 0 {
+		t.Errorf("replay against the reference: %v, %v, %v", ok, others, err)
+	}
+	f.Inputs = []json.RawMessage{json.RawMessage(`{"inputs":[]}`)}
+	if _, _, err := f.ParseInputs(testTargets()); err == nil || !strings.Contains(err.Error(), "no entry") {
+		t.Errorf("an input with no entry: %v", err)
+	}
+}
+
+// TestUnitsNamedByRange: a unit's ID names its input range, so that two
+// campaigns cut differently share no unit ID.
+func TestUnitsNamedByRange(t *testing.T) {
+	targets, _ := Select(testTargets(), []string{"tlv.pack-policy"})
+	pool := testSeeds(t)
+	ids := func(execs uint64) []string {
+		var out []string
+		for _, u := range Units(targets, pool, 1, execs, 20) {
+			out = append(out, u.ID)
+		}
+		return out
+	}
+	if got := strings.Join(ids(50), " "); got != "tlv.pack-policy/0-20 tlv.pack-policy/20-40 tlv.pack-policy/40-50" {
+		t.Errorf("units of 50 inputs: %s", got)
+	}
+	if got := ids(60); got[2] != "tlv.pack-policy/40-60" {
+		t.Errorf("units of 60 inputs: %v", got)
+	}
+	if got := Units(targets, pool, 1, ^uint64(0), ^uint64(0)-1); len(got) != 2 || got[1].End != ^uint64(0) {
+		t.Errorf("units at the top of the range: %+v", got)
+	}
+}
+
+// TestIdentityDifferences names each differing field with both values, and
+// none for the same campaign.
+func TestIdentityDifferences(t *testing.T) {
+	pool := testSeeds(t)
+	targets, _ := Select(testTargets(), []string{"wire"})
+	ref := builtinEngine(t, "reference", 1).SUTOf()
+	ref.Profiles = []string{"wire", "streams"}
+	a := NewIdentity(pool, 1, targets, ref)
+	if d := a.Differences(a); len(d) != 0 {
+		t.Errorf("an identity differs from itself: %v", d)
+	}
+	b := a
+	b.Seed, b.Execs, b.Conform = 2, 100, "v9"
+	b.SUT = &SUTIdentity{Spec: "tcp://x", Implementation: "other", Version: a.SUT.Version, Language: "go", Profiles: []string{"wire"}}
+	d := strings.Join(a.Differences(b), "\n")
+	for _, want := range []string{"seed: 1 here, 2 in the campaign", "--execs: 0 here, 100 in the campaign",
+		"conform version: " + a.Conform + " here, v9 in the campaign", `SUT implementation: "conform reference" here, "other" in the campaign`,
+		`SUT profiles: "streams,wire" here, "wire" in the campaign`} {
+		if !strings.Contains(d, want) {
+			t.Errorf("differences lack %q:\n%s", want, d)
+		}
+	}
+	if strings.Contains(d, "spec") {
+		t.Errorf("the spec is compared although both Hellos name the implementation:\n%s", d)
+	}
+	b = a
+	b.SUT = nil
+	if d := a.Differences(b); len(d) != 0 {
+		t.Errorf("a campaign that names no SUT yet differs: %v", d)
+	}
+	anon := &SUTIdentity{Spec: "tcp://a"}
+	if d := anon.Differences(&SUTIdentity{Spec: "tcp://b"}, "here", "there"); len(d) != 1 || !strings.Contains(d[0], "spec") {
+		t.Errorf("two SUTs that name nothing, at other specs: %v", d)
+	}
+}

@@ -1,0 +1,7 @@
+package live
+
+// The catalogue's parts, for the external tests.
+var (
+	DataCases    = dataCases
+	ControlCases = controlCases
+)

@@ -1,0 +1,199 @@
+package live
+
+import (
+	"context"
+	"net"
+	"os"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/conform-suite/conform/cases"
+	"github.com/conform-suite/conform/live/peer"
+	controlpb "github.com/conform-suite/conform/proto/ranvier/control/v1"
+	"github.com/conform-suite/conform/reports"
+)
+
+// stalledMeter is a meter that says conform itself was kept waiting for
+// late over all of time.
+func stalledMeter(late time.Duration) *lateMeter {
+	m := &lateMeter{stop: make(chan struct{}), done: make(chan struct{}), last: time.Now().Add(time.Hour)}
+	if late > 0 {
+		m.wakes = []meterWake{{at: time.Now().Add(time.Hour), late: late + 2*time.Hour}}
+	}
+	close(m.done)
+	return m
+}
+
+// run performs body as a case would be run and returns the case's T and
+// the abort that ended it, if any.
+func run(ctx context.Context, body func(t *cases.T)) (t *cases.T, abort *cases.Abort) {
+	t = cases.NewT(ctx, nil, 1, nil)
+	defer func() {
+		if p := recover(); p != nil {
+			a, ok := p.(*cases.Abort)
+			if !ok {
+				panic(p)
+			}
+			abort = a
+		}
+	}()
+	cases.Perform(&cases.Case{Run: body}, t)
+	return t, nil
+}
+
+// TestBeatsExcuseConformsOwnLateness: a gap between two Alive that is over
+// the period and its slack fails, unless conform itself was late over it;
+// then the SUT is not blamed (issue 13: a loaded machine made the reference
+// fail live/6.4/node-empty-message-ignored with a gap of 464 ms).
+func TestBeatsExcuseConformsOwnLateness(t *testing.T) {
+	const period, gap = 100 * time.Millisecond, 400 * time.Millisecond // the gap is far above period + slack
+	for _, tc := range []struct {
+		name     string
+		late     time.Duration
+		nodeWait time.Duration // added to the node's wait for a CPU at every look
+		wantFail bool
+	}{
+		{"conform and the node on time: the node is late", 0, 0, true},
+		{"conform itself kept waiting: excused", time.Minute, 0, false},
+		{"the node kept waiting for a CPU: excused", 0, time.Minute, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			rt, err := peer.ListenRuntime(ctx, peer.RuntimeConfig{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rt.Close()
+			node, err := net.Dial("tcp", rt.Addr())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer node.Close()
+			c, err := rt.Accept(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			beat := peer.MustFrame(&controlpb.ToRuntime{Message: &controlpb.ToRuntime_Alive{Alive: &controlpb.Alive{}}})
+			ct, abort := run(ctx, func(ct *cases.T) {
+				var waited time.Duration
+				n := &nodeRun{t: ct, ctx: ctx, meter: stalledMeter(tc.late), cpuWaits: func() map[int]time.Duration {
+					waited += tc.nodeWait
+					return map[int]time.Duration{1: waited}
+				}}
+				mark := c.Mark("bind")
+				go func() {
+					node.Write(beat)
+					time.Sleep(gap)
+					node.Write(beat)
+				}()
+				n.beats(c, mark, period, 2, "in the test")
+			})
+			if abort != nil {
+				t.Fatalf("the case ended with %v", abort)
+			}
+			if ct.Failed() != tc.wantFail {
+				t.Errorf("failed = %v, want %v: %v", ct.Failed(), tc.wantFail, ct.Evidence())
+			}
+		})
+	}
+}
+
+// TestPacedBlamesTheSUTOnlyForItsOwnStall: a paced write ended by the
+// case's own context is conform's error (kind harness), while a far end
+// that stops reading is the SUT's failure. Before, one deadline covered the
+// harness's own pauses and a loaded machine turned them into a verdict on
+// the SUT (issue 13: "peer: write 405 of 813: context deadline exceeded").
+func TestPacedBlamesTheSUTOnlyForItsOwnStall(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	pp, err := peer.ListenPublisher(ctx, peer.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pp.Close()
+	sub, err := peer.DialPublisher(ctx, pp.Addr(), 4<<10, peer.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	c, err := pp.Accept(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The case's context ends mid-write: conform's own doing.
+	cctx, ccancel := context.WithCancel(ctx)
+	time.AfterFunc(20*time.Millisecond, ccancel)
+	_, abort := run(cctx, func(ct *cases.T) {
+		paced(ct, c, peer.Chunks(1, 5*time.Millisecond), "bytes", make([]byte, 1000))
+	})
+	if abort == nil || abort.Outcome != reports.Error || abort.Kind != reports.KindHarness {
+		t.Errorf("a write ended by the case's own context: %+v, want an error of kind harness", abort)
+	}
+
+	// The far end stops reading: the SUT's doing. Its socket buffers fill
+	// and a write makes no progress for owed.
+	sub.Pause()
+	ct, abort := run(ctx, func(ct *cases.T) {
+		ct.UseOpTimeout(200 * time.Millisecond)
+		for range 64 {
+			if !paced(ct, c, peer.Whole(), "a big frame", make([]byte, 1<<20)) {
+				return
+			}
+		}
+	})
+	if abort != nil || !ct.Failed() {
+		t.Errorf("a far end that stopped reading: abort %+v, failed %v; want a failure recorded", abort, ct.Failed())
+	}
+}
+
+// TestMeterSeesAStall: a stall of the meter's own goroutine shows as
+// lateness over the interval it covered, and not outside it.
+func TestMeterSeesAStall(t *testing.T) {
+	m := &lateMeter{}
+	base := time.Now()
+	m.wakes = []meterWake{
+		{at: base.Add(10 * time.Millisecond), late: 0},
+		{at: base.Add(500 * time.Millisecond), late: 480 * time.Millisecond}, // stalled from about 15 ms to 500 ms
+		{at: base.Add(505 * time.Millisecond), late: 0},
+	}
+	for _, tc := range []struct {
+		from, to time.Duration
+		want     time.Duration
+	}{
+		{100 * time.Millisecond, 200 * time.Millisecond, 480 * time.Millisecond}, // inside the stall
+		{0, 12 * time.Millisecond, 0},                                            // before it
+		{501 * time.Millisecond, 600 * time.Millisecond, 0},                      // after it
+	} {
+		if got := m.lateIn(base.Add(tc.from), base.Add(tc.to)); got != tc.want {
+			t.Errorf("lateIn(%v, %v) = %v, want %v", tc.from, tc.to, got, tc.want)
+		}
+	}
+}
+
+// TestMostWaited: the excuse is the most one thread waited, new threads
+// counted from 0.
+func TestMostWaited(t *testing.T) {
+	before := map[int]time.Duration{1: time.Second, 2: 5 * time.Second}
+	after := map[int]time.Duration{1: 1300 * time.Millisecond, 2: 5100 * time.Millisecond, 3: 200 * time.Millisecond}
+	if got := mostWaited(before, after); got != 300*time.Millisecond {
+		t.Errorf("mostWaited = %v, want 300ms", got)
+	}
+	if got := mostWaited(before, nil); got != 0 {
+		t.Errorf("mostWaited with nothing after = %v, want 0", got)
+	}
+}
+
+// TestCPUWaitsOfThisProcess: on Linux a process's threads and their waits
+// for a CPU are read.
+func TestCPUWaitsOfThisProcess(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("CPU waits are read on Linux only")
+	}
+	w := cpuWaits(os.Getpid())
+	if len(w) < 2 {
+		t.Errorf("cpuWaits(self) = %v, want every thread of this Go process", w)
+	}
+}

@@ -1,0 +1,258 @@
+package requirements
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/conform-suite/conform/reports"
+)
+
+// WriteText writes the coverage for a terminal or a script: per document one
+// tab-separated line per requirement (ID, level, disposition, the cases or
+// the waiver, summary), then the counts per document and level, then the
+// level findings.
+func WriteText(w io.Writer, c *Coverage) error {
+	bw := bufio.NewWriter(w)
+	for _, d := range c.Documents {
+		fmt.Fprintf(bw, "# %s: %s\n", d.Document, d.Title)
+		for _, st := range d.Statuses {
+			fmt.Fprintf(bw, "%s\t%s\t%s\t%s\t%s\n", st.ID, st.Level, st.Disposition, detail(st), st.Summary)
+		}
+		fmt.Fprintln(bw)
+	}
+	writeCounts(bw, c)
+	if len(c.Findings) > 0 {
+		fmt.Fprintf(bw, "\nlevel findings (%d): a case's level disagrees with the requirement it names\n", len(c.Findings))
+		for _, f := range c.Findings {
+			fmt.Fprintf(bw, "  %s\n", f)
+		}
+	}
+	return bw.Flush()
+}
+
+// detail is the text column of a requirement's line: its cases, its waiver,
+// or why it is untraced.
+func detail(st Status) string {
+	switch st.Disposition {
+	case Traced:
+		var parts []string
+		if len(st.Judged) > 0 {
+			parts = append(parts, refs(st.Judged))
+		}
+		if len(st.Recorded) > 0 {
+			parts = append(parts, "recorded by "+refs(st.Recorded))
+		}
+		return strings.Join(parts, "; ")
+	case Waived:
+		return fmt.Sprintf("%s: %s", st.Waiver.Reason, st.Waiver.Why)
+	case Withdrawn:
+		return st.Withdrawn
+	}
+	if len(st.Recorded) > 0 {
+		return "recorded only, never judged, by " + refs(st.Recorded)
+	}
+	return "-"
+}
+
+// writeCounts writes the coverage table: per document, per level and for
+// all levels.
+func writeCounts(w io.Writer, c *Coverage) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "document\tlevel\ttotal\ttraced\twaived\tuntraced\ttraced\tcovered")
+	for _, d := range c.Documents {
+		for _, l := range Levels() {
+			if n := d.ByLevel[l]; n.Total > 0 {
+				countRow(tw, d.Document, string(l), n)
+			}
+		}
+		countRow(tw, d.Document, "all", d.All)
+	}
+	tw.Flush()
+}
+
+// countRow writes one row of the coverage table: the counts, then the share
+// traced to a case and the share traced or waived.
+func countRow(w io.Writer, doc, level string, n Counts) {
+	fmt.Fprintf(w, "%s\t%s\t%5d\t%5d\t%5d\t%5d\t%5.1f%%\t%5.1f%%\n", doc, level, n.Total, n.Traced, n.Waived, n.Untraced,
+		n.Percent(n.Traced), n.Percent(n.Traced+n.Waived))
+}
+
+// WriteUntraced writes one tab-separated line per requirement of level l
+// with neither a judging case nor a waiver: its ID, its summary, and the
+// cases that only record it, if any.
+func WriteUntraced(w io.Writer, c *Coverage, l reports.Level) error {
+	bw := bufio.NewWriter(w)
+	for _, st := range c.Untraced(l) {
+		fmt.Fprintf(bw, "%s\t%s", st.ID, st.Summary)
+		if len(st.Recorded) > 0 {
+			fmt.Fprintf(bw, "\t(recorded only, never judged, by %s)", refs(st.Recorded))
+		}
+		fmt.Fprintln(bw)
+	}
+	return bw.Flush()
+}
+
+// WriteMarkdown writes the index as a binding author reads it beside the
+// documents (docs/requirements.md): the coverage, then per document and
+// section each requirement with its level, its summary and the cases that
+// judge it or its waiver; reconstructed pins with their values in full.
+func WriteMarkdown(w io.Writer, c *Coverage) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprint(bw, markdownIntro)
+	fmt.Fprintln(bw, "## Coverage")
+	fmt.Fprintln(bw)
+	fmt.Fprintln(bw, "| document | level | requirements | traced | waived | untraced |")
+	fmt.Fprintln(bw, "| --- | --- | ---: | ---: | ---: | ---: |")
+	for _, d := range c.Documents {
+		for _, l := range Levels() {
+			if n := d.ByLevel[l]; n.Total > 0 {
+				fmt.Fprintf(bw, "| %s | %s | %d | %d | %d | %d |\n", d.Document, l, n.Total, n.Traced, n.Waived, n.Untraced)
+			}
+		}
+		n := d.All
+		fmt.Fprintf(bw, "| %s | all | %d | %d (%.0f%%) | %d | %d |\n", d.Document, n.Total, n.Traced, n.Percent(n.Traced), n.Waived, n.Untraced)
+	}
+	if len(c.Findings) > 0 {
+		fmt.Fprintln(bw)
+		fmt.Fprintln(bw, "Cases whose level disagrees with a requirement they name:")
+		fmt.Fprintln(bw)
+		for _, f := range c.Findings {
+			fmt.Fprintf(bw, "- %s\n", cell(f.String()))
+		}
+	}
+	for _, d := range c.Documents {
+		fmt.Fprintf(bw, "\n## %s — %s\n", d.Document, cell(d.Title))
+		section := "\x00"
+		for _, st := range d.Statuses {
+			if st.Section != section {
+				section = st.Section
+				fmt.Fprintf(bw, "\n### %s\n\n", sectionTitle(d.Document, section))
+				if st.Kind != Reconstructed {
+					fmt.Fprintln(bw, "| ID | level | requirement | judged by, or why not |")
+					fmt.Fprintln(bw, "| --- | --- | --- | --- |")
+				}
+			}
+			if st.Kind == Reconstructed {
+				writePin(bw, st)
+				continue
+			}
+			fmt.Fprintf(bw, "| `%s` | %s | %s | %s |\n", st.ID, st.Level, cell(st.Summary), cell(markdownDisposition(st)))
+		}
+	}
+	return bw.Flush()
+}
+
+const markdownIntro = `# Requirements index
+
+<!-- Code generated by go generate ./requirements from corpus/requirements/v1 and the case catalogue. DO NOT EDIT. -->
+
+Every statement of the four source documents that requires something of an
+implementation — RFC 2119 keywords, rules stated in prose ("never", "always",
+"is refused") and rules given in tables — and every value this project pinned
+where the documents are silent. Read it beside the documents: each entry
+names its document and section, states the requirement in one line, and says
+which conform cases judge it or why none does.
+
+- **ID** reads ` + "`<document>§<section>#<n>`" + `. It is stable: cases name the
+  requirements they judge by it, and a withdrawn entry keeps its ID. Case IDs
+  are written out in full, so that searching for one finds its case.
+- **Level** is MUST (MUST, MUST NOT, and unconditional prose or table rules),
+  SHOULD or MAY, as the document gives it. A MUST case fails, a SHOULD case
+  warns, MAY and INFO cases only record. A case whose level differs from the
+  requirement's is marked with its own level.
+- **Waivers** give one of five reasons: *not-observable* (no harness can see
+  it through any carrier), *binds-authors* (it binds the document's authors,
+  not an implementation), *open* (the document leaves it free), *out-of-scope*
+  (a feature that does not exist yet, or a layer conform does not reach),
+  *needs-op* (testable, but conform.v1 has no operation reaching it yet).
+- **Reconstructed** entries are the values this project chose where the
+  documents cite files they do not include (field numbers, layouts, codes,
+  byte strings), stated in full with the vectors that exhibit them.
+
+` + "`conform requirements`" + ` prints the same index with its coverage, and
+` + "`conform requirements --untraced`" + ` lists every MUST with neither a case nor a
+waiver.
+
+`
+
+// sectionTitle is a section's heading in docs/requirements.md.
+func sectionTitle(doc, section string) string {
+	if doc == Reconstructed || !numberedSection.MatchString(section) {
+		return section
+	}
+	return "§" + section
+}
+
+// markdownDisposition is the last column of a requirement's row.
+func markdownDisposition(st Status) string {
+	switch st.Disposition {
+	case Traced:
+		s := codeRefs(st.Judged, st.Level)
+		if len(st.Recorded) > 0 {
+			if s != "" {
+				s += "; "
+			}
+			s += "recorded by " + codeRefs(st.Recorded, st.Level)
+		}
+		return s
+	case Waived:
+		s := fmt.Sprintf("waived, *%s*: %s", st.Waiver.Reason, st.Waiver.Why)
+		if len(st.Recorded) > 0 {
+			s += " Recorded by " + codeRefs(st.Recorded, st.Level) + "."
+		}
+		return s
+	case Withdrawn:
+		return "withdrawn: " + st.Withdrawn
+	}
+	if len(st.Recorded) > 0 {
+		return "**untraced**: recorded, never judged, by " + codeRefs(st.Recorded, st.Level)
+	}
+	return "**untraced**"
+}
+
+// codeRefs renders case IDs as code, each marked with its level where that
+// differs from the requirement's.
+func codeRefs(cs []CaseRef, l reports.Level) string {
+	var parts []string
+	for _, c := range cs {
+		p := "`" + c.ID + "`"
+		if c.Level != l {
+			p += " (" + string(c.Level) + ")"
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// writePin writes a reconstructed entry as a block: a table cell cannot hold
+// its values, which may span lines.
+func writePin(w io.Writer, st Status) {
+	fmt.Fprintf(w, "- **`%s`** %s — %s\n", st.ID, st.Level, st.Summary)
+	fmt.Fprintf(w, "  - fills: %s\n", st.Fills)
+	if len(st.Vectors) > 0 {
+		fmt.Fprintf(w, "  - vectors: `%s`\n", strings.Join(st.Vectors, "`, `"))
+	}
+	if st.Disposition == Traced {
+		fmt.Fprintf(w, "  - judged by %s\n", markdownDisposition(st))
+	} else {
+		fmt.Fprintf(w, "  - %s\n", markdownDisposition(st))
+	}
+	fence := "```"
+	for strings.Contains(st.Values, fence) {
+		fence += "`"
+	}
+	fmt.Fprintf(w, "\n  %s\n", fence)
+	for _, line := range strings.Split(strings.TrimRight(st.Values, "\n"), "\n") {
+		fmt.Fprintf(w, "  %s\n", strings.TrimRight(line, " "))
+	}
+	fmt.Fprintf(w, "  %s\n\n", fence)
+}
+
+// cell makes text safe inside a Markdown table cell.
+func cell(s string) string {
+	s = strings.ReplaceAll(s, "|", `\|`)
+	return strings.ReplaceAll(s, "\n", " ")
+}

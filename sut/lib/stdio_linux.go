@@ -1,0 +1,24 @@
+package lib
+
+import (
+	"os"
+	"syscall"
+)
+
+// redirectStdio points descriptor 1 at descriptor 2 and descriptor 0 at the
+// null device, for the whole process: C code writes to the descriptors, not
+// to Go's os.Stdout.
+func redirectStdio() error {
+	if err := syscall.Dup3(2, 1, 0); err != nil {
+		return os.NewSyscallError("dup3", err)
+	}
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		return err
+	}
+	defer null.Close()
+	if err := syscall.Dup3(int(null.Fd()), 0, 0); err != nil {
+		return os.NewSyscallError("dup3", err)
+	}
+	return nil
+}
