@@ -126,13 +126,7 @@ func (s *schedule) run(ctx context.Context) {
 					return
 				}
 				defer release()
-				client, put, err := pool.get(runCtx, light)
-				if err != nil {
-					slots[i].res = result(c, reports.Error, reports.KindInterrupted, "the run was interrupted")
-					return
-				}
-				defer put()
-				slots[i].res, slots[i].out = runCase(runCtx, cfg, client, s.hello, c)
+				slots[i].res, slots[i].out = s.runOn(runCtx, pool, light, c)
 			}(next, *c)
 			next++
 		}
@@ -156,6 +150,37 @@ func (s *schedule) run(ctx context.Context) {
 	// its goroutine writes into slots.
 	for ; running > 0; running-- {
 		<-ended
+	}
+}
+
+// HarnessRetries is how many times a live case that ended in a harness
+// error is run again. A live case judges real time, and on a machine loaded
+// by other work conform itself can fall behind what it must keep up with (a
+// heartbeat it owes, a frame it must read in time); it then ends the case as
+// a harness error rather than judge the SUT by it. Such an error says
+// nothing of the SUT, so the case is run again, on a fresh session, and the
+// record keeps why in the case's notes. A case that is not live computes its
+// verdict: its harness error is a bug in conform, and running it again would
+// only repeat it.
+const HarnessRetries = 2
+
+// runOn runs c on a session from pool: once, or, for a live case that ends
+// in a harness error, up to HarnessRetries more times.
+func (s *schedule) runOn(ctx context.Context, pool *sessions, live bool, c cases.Case) (reports.CaseResult, caseOutcome) {
+	var earlier []string
+	for try := 0; ; try++ {
+		client, put, err := pool.get(ctx, live)
+		if err != nil {
+			return result(c, reports.Error, reports.KindInterrupted, "the run was interrupted"), caseOutcome{}
+		}
+		res, out := runCase(ctx, s.cfg, client, s.hello, c)
+		put()
+		if !live || res.ErrorKind != reports.KindHarness || try == HarnessRetries || ctx.Err() != nil {
+			res.Notes = append(earlier, res.Notes...)
+			return res, out
+		}
+		earlier = append(earlier, fmt.Sprintf("attempt %d of %d ended in a harness error, so the case was run again: %s",
+			try+1, HarnessRetries+1, reports.Clip(res.Message, reports.MaxMessage)))
 	}
 }
 

@@ -12,13 +12,15 @@ import (
 	"time"
 
 	"github.com/conform-suite/conform/cases"
+	"github.com/conform-suite/conform/internal/hang"
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
 	"github.com/conform-suite/conform/reports"
 	"github.com/conform-suite/conform/sut"
 )
 
-// hangGuard bounds a wait that only a broken scheduler makes long. It is
-// never what a test measures.
+// hangGuard bounds a wait that only a broken scheduler makes long, on an
+// idle machine; hang.Guard stretches it on a loaded one. It is never what a
+// test measures.
 const hangGuard = 30 * time.Second
 
 // sessionClient is one session of a SUT that may be started more than once:
@@ -200,7 +202,7 @@ func TestRecordInCatalogueOrder(t *testing.T) {
 			// The first case ends only after the last has ended.
 			select {
 			case <-release:
-			case <-time.After(hangGuard):
+			case <-time.After(hang.Guard(t, hangGuard)):
 				ct.Failf("the last case never ran while the first waited")
 			}
 			seenWhenFirstEnded = slices.Clone(progress)
@@ -291,7 +293,7 @@ func TestOtherCasesOneAtATime(t *testing.T) {
 			if i < parallel-1 {
 				select {
 				case <-othersDone:
-				case <-time.After(hangGuard):
+				case <-time.After(hang.Guard(t, hangGuard)):
 					ct.Failf("the other cases did not run beside the live ones")
 				}
 			}
@@ -425,7 +427,7 @@ func TestInterruptedWithParallel(t *testing.T) {
 	var rec *reports.Record
 	select {
 	case rec = <-done:
-	case <-time.After(hangGuard):
+	case <-time.After(hang.Guard(t, hangGuard)):
 		t.Fatal("the run did not end after it was interrupted")
 	}
 	if !rec.Interrupted || rec.ExitCode != ExitFailures {
@@ -513,5 +515,57 @@ func TestLimitsShared(t *testing.T) {
 	wg.Wait()
 	if maxLive.Load() > 3 || maxOther.Load() > 1 {
 		t.Errorf("at most %d live and %d other cases ran at once, above the limits 3 and 1", maxLive.Load(), maxOther.Load())
+	}
+}
+
+// TestHarnessErrorRunAgain: a live case that ends in a harness error —
+// conform fell behind — is run again on a fresh session, and its verdict is
+// the first attempt's that judged the SUT, with the earlier attempts in its
+// notes; one that never gets past the harness stays an error after
+// HarnessRetries more attempts; a case that is not live is never run again.
+func TestHarnessErrorRunAgain(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		live      bool
+		failFirst int // attempts that end in a harness error
+		want      reports.Outcome
+		attempts  int
+	}{
+		{"live, behind once", true, 1, reports.Pass, 2},
+		{"live, behind twice", true, 2, reports.Pass, 3},
+		{"live, always behind", true, 100, reports.Error, HarnessRetries + 1},
+		{"live, never behind", true, 0, reports.Pass, 1},
+		{"not live", false, 1, reports.Error, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFleet("wire")
+			var attempts atomic.Int32
+			body := func(ct *cases.T) {
+				if int(attempts.Add(1)) <= tc.failFirst {
+					ct.Harnessf("conform fell behind")
+				}
+			}
+			c := liveCase("wire/1/c", body)
+			if !tc.live {
+				c.Tags = nil
+			}
+			rec := Run(context.Background(), Config{Spec: "fake", Client: f.add(), Cases: []cases.Case{c}, Parallel: 4, Open: f.open})
+			got := rec.Cases[0]
+			if got.Outcome != tc.want || int(attempts.Load()) != tc.attempts {
+				t.Fatalf("%s after %d attempts (%s), want %s after %d", got.Outcome, attempts.Load(), got.Message, tc.want, tc.attempts)
+			}
+			retried := min(tc.attempts, tc.failFirst)
+			if tc.want == reports.Error {
+				retried = tc.attempts - 1
+			}
+			if len(got.Notes) != retried {
+				t.Errorf("notes %q, want one for each of the %d attempts run again", got.Notes, retried)
+			}
+			for _, n := range got.Notes {
+				if !strings.Contains(n, "harness error") || !strings.Contains(n, "conform fell behind") {
+					t.Errorf("note %q does not say why the case was run again", n)
+				}
+			}
+		})
 	}
 }
