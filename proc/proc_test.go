@@ -12,13 +12,16 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/conform-suite/conform/internal/hang"
 )
 
 // The test binary plays the children: with envRole set it runs the role
 // named there instead of the tests.
 const envRole = "PROC_TEST_ROLE"
 
-// hangGuard bounds every wait in these tests. It is a guard against a hang,
+// hangGuard bounds every wait in these tests on an idle machine;
+// hang.Guard stretches it on a loaded one. It is a guard against a hang,
 // never a timing assertion: each bound it protects is far shorter.
 const hangGuard = 20 * time.Second
 
@@ -157,7 +160,7 @@ func marked(token string) []int {
 // eventually polls cond until it holds or hangGuard passes.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(hangGuard)
+	deadline := time.Now().Add(hang.Guard(t, hangGuard))
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("after %v: %s", hangGuard, what)
@@ -174,7 +177,7 @@ func needProc(t *testing.T) {
 
 func TestExitAndStderr(t *testing.T) {
 	p := start(t, "stderr")
-	if !p.WaitExit(context.Background(), hangGuard) {
+	if !p.WaitExit(context.Background(), hang.Guard(t, hangGuard)) {
 		t.Fatal("the child did not exit")
 	}
 	p.Stop()
@@ -221,7 +224,7 @@ func TestEscapedDescendantDoesNotHoldStop(t *testing.T) {
 			p := start(t, role)
 			if role == "escape" {
 				eventually(t, "the escapee never appeared", func() bool { return len(marked(p.token)) == 2 })
-			} else if !p.WaitExit(context.Background(), hangGuard) {
+			} else if !p.WaitExit(context.Background(), hang.Guard(t, hangGuard)) {
 				// The child exits once its escapee runs.
 				t.Fatal("the child did not exit")
 			}
@@ -232,7 +235,7 @@ func TestEscapedDescendantDoesNotHoldStop(t *testing.T) {
 			}()
 			select {
 			case <-stopped:
-			case <-time.After(hangGuard):
+			case <-time.After(hang.Guard(t, hangGuard)):
 				t.Fatalf("Stop did not return within %v", hangGuard)
 			}
 			eventually(t, "a marked process survived Stop", func() bool { return len(marked(p.token)) == 0 })
@@ -338,7 +341,7 @@ func TestSubreaperReapsOrphans(t *testing.T) {
 	}()
 	select {
 	case <-done:
-	case <-time.After(hangGuard):
+	case <-time.After(hang.Guard(t, hangGuard)):
 		cmd.Process.Kill()
 		<-done
 		t.Fatalf("the subreaper did not finish within %v", hangGuard)

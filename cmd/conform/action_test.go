@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/conform-suite/conform/internal/hang"
 	"github.com/conform-suite/conform/reports"
 )
 
@@ -79,7 +80,7 @@ func runAction(t *testing.T, env map[string]string) actionResult {
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err = <-done:
-	case <-time.After(2 * time.Minute): // a hang guard, not a measurement
+	case <-time.After(hang.Guard(t, 2*time.Minute)):
 		cmd.Process.Kill()
 		<-done
 		t.Fatalf("the action's script did not finish\nstdout:\n%s\nstderr:\n%s", out.String(), errb.String())

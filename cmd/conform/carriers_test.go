@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/conform-suite/conform/internal/hang"
 	"github.com/conform-suite/conform/reports"
 )
 
@@ -81,7 +82,7 @@ func startServer(t *testing.T, onStderr bool, args ...string) string {
 			if err != nil {
 				t.Errorf("conform %s exited with %v after SIGTERM", args[0], err)
 			}
-		case <-time.After(10 * time.Second):
+		case <-time.After(hang.Guard(t, 10*time.Second)):
 			cmd.Process.Kill()
 			<-done
 			t.Errorf("conform %s did not stop after SIGTERM", args[0])
@@ -93,7 +94,7 @@ func startServer(t *testing.T, onStderr bool, args ...string) string {
 			t.Fatalf("conform %s exited without printing its address", args[0])
 		}
 		return line
-	case <-time.After(30 * time.Second):
+	case <-time.After(hang.Guard(t, 30*time.Second)):
 		t.Fatalf("conform %s printed no address", args[0])
 	}
 	return ""
@@ -229,7 +230,7 @@ func alive(pid int) bool {
 // readPid waits for a shell to write a process ID into path.
 func readPid(t *testing.T, path string) int {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(hang.Guard(t, 30*time.Second))
 	for {
 		b, _ := os.ReadFile(path)
 		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && strings.HasSuffix(string(b), "\n") {
@@ -245,7 +246,7 @@ func readPid(t *testing.T, path string) int {
 // waitGone waits, up to a hang guard, for pid to end.
 func waitGone(t *testing.T, pid int, what string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(hang.Guard(t, 20*time.Second))
 	for alive(pid) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s (pid %d) is still running", what, pid)
@@ -309,7 +310,7 @@ func TestSecondSignalExitsAtOnce(t *testing.T) {
 	go func() { done <- cmd.Wait() }()
 	// Signals of one kind sent close together may arrive as one, so SIGINT
 	// is repeated until conform exits; the first cannot end it.
-	guard := time.After(20 * time.Second)
+	guard := time.After(hang.Guard(t, 20*time.Second))
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for wait := true; wait; {
@@ -349,7 +350,7 @@ func TestKill9LeavesNothing(t *testing.T) {
 	}
 	defer cmd.Process.Kill()
 	sleeper, child := readPid(t, escapee), readPid(t, sutPid)
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(hang.Guard(t, 30*time.Second))
 	var stores []string
 	for len(stores) == 0 {
 		if time.Now().After(deadline) {

@@ -1,12 +1,12 @@
 package main
 
 import (
-	"context"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/conform-suite/conform/internal/hang"
 	"github.com/conform-suite/conform/natsserver"
 	"github.com/conform-suite/conform/reports"
 )
@@ -27,9 +27,7 @@ func livePasses(r *reports.Record) int {
 // embedded broker and with a broker named by --nats-url.
 func TestDopplerLiveReference(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	srv, err := natsserver.Start(ctx, natsserver.Options{})
+	srv, err := natsserver.Start(hang.Context(t, 20*time.Second), natsserver.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,9 +76,7 @@ func TestDopplerLiveReference(t *testing.T) {
 // max_payload; this test once ran thirteen of them through the CLI.
 func TestDopplerMutantsExit1(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	srv, err := natsserver.Start(ctx, natsserver.Options{MaxPayload: 1 << 20})
+	srv, err := natsserver.Start(hang.Context(t, 20*time.Second), natsserver.Options{MaxPayload: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}

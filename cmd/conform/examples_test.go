@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/conform-suite/conform/internal/hang"
 	"github.com/conform-suite/conform/reports"
 )
 
@@ -88,7 +89,7 @@ func runInRepo(t *testing.T, rec string, args ...string) (int, string, *reports.
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a hang guard
+	ctx, cancel := context.WithTimeout(context.Background(), hang.Guard(t, 2*time.Minute))
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, append(args, "--json", rec)...)
 	cmd.Dir = root

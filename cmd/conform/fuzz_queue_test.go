@@ -17,6 +17,7 @@ import (
 
 	"github.com/conform-suite/conform/campaign"
 	"github.com/conform-suite/conform/campaign/queue"
+	"github.com/conform-suite/conform/internal/hang"
 	"github.com/conform-suite/conform/natsserver"
 	"github.com/conform-suite/conform/suites"
 )
@@ -55,14 +56,14 @@ func startConform(t *testing.T, out *syncBuffer, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// queueGuard bounds each wait of the queue tests for a coordinator or a
-// worker to get going. It is a hang guard, not a deadline of the behaviour
-// tested: a coordinator loads the whole seed pool before it coordinates,
-// which on a loaded 2-core machine took more than 30 s once.
+// queueGuard is the idle floor of each wait of the queue tests for a
+// coordinator or a worker to get going (see hangGuard): a coordinator loads
+// the whole seed pool before it coordinates.
 const queueGuard = 2 * time.Minute
 
 func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
 	t.Helper()
+	d = hang.Guard(t, d)
 	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {
@@ -111,7 +112,7 @@ func TestFuzzQueueTwoWorkersOneKilled(t *testing.T) {
 	go func() { done <- coord.Wait() }()
 	select {
 	case <-done:
-	case <-time.After(90 * time.Second):
+	case <-time.After(hang.Guard(t, 90*time.Second)):
 		t.Fatalf("the campaign did not complete\ncoordinator:\n%s\nworker b:\n%s", coordLog.String(), bLog.String())
 	}
 	b.Process.Signal(syscall.SIGINT)

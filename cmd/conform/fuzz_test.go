@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/conform-suite/conform/campaign"
+	"github.com/conform-suite/conform/internal/hang"
 	"github.com/conform-suite/conform/suites"
 	"github.com/conform-suite/conform/sut/builtin"
 	"github.com/conform-suite/conform/sut/fault"
@@ -138,12 +139,13 @@ func TestFuzzResumeAfterKill(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(40 * time.Second)
+	guard := hang.Guard(t, 40*time.Second)
+	deadline := time.Now().Add(guard)
 	for len(findings(t, out)) == 0 || !fileExists(campaign.CheckpointPath(out)) {
 		if time.Now().After(deadline) {
 			cmd.Process.Kill()
 			cmd.Wait()
-			t.Fatalf("no finding within 40s\n%s", errb.String())
+			t.Fatalf("no finding within %v\n%s", guard, errb.String())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -346,8 +348,8 @@ func TestFuzzHelpExitCodes(t *testing.T) {
 // TestFuzzCouldNotRun: a SUT that does not start, a broker that does not
 // answer, a SUT that answers nothing before the campaign ends and a
 // campaign that ends before its first input exit 3, not 0 or 1. The
-// hanging SUT also shows --duration's bound: with an op timeout of a
-// minute, a one-second campaign ends well inside the hang guard. (On a
+// hanging SUT also shows --duration's bound: with an op timeout of an
+// hour, a one-second campaign ends well inside the hang guard. (On a
 // loaded machine the second may pass before the hanging SUT is sent its
 // first input: nothing is judged either way.)
 func TestFuzzCouldNotRun(t *testing.T) {
@@ -359,7 +361,7 @@ func TestFuzzCouldNotRun(t *testing.T) {
 	}{
 		{"SUT exits before Hello", []string{"fuzz", "--sut", "builtin:fault/early-exit", "--execs", "10"}, "early-exit"},
 		{"broker unreachable", []string{"fuzz", "--queue", "nats://127.0.0.1:1/x", "--execs", "10"}, "127.0.0.1:1"},
-		{"SUT hangs", []string{"fuzz", "--sut", "builtin:fault/hang", "--target", "wire.read-frames", "--duration", "1s", "--timeout", "1m"}, "nothing judged: "},
+		{"SUT hangs", []string{"fuzz", "--sut", "builtin:fault/hang", "--target", "wire.read-frames", "--duration", "1s", "--timeout", "1h"}, "nothing judged: "},
 		{"no input before the end", []string{"fuzz", "--sut", "builtin:reference", "--target", "wire.read-frames", "--duration", "1ns"}, "nothing judged: the campaign ended before its first input"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/conform-suite/conform/internal/hang"
 	"github.com/conform-suite/conform/reports"
 	"github.com/conform-suite/conform/suites"
 )
@@ -78,6 +79,7 @@ const runsAtOnce = 4
 func runAll(t *testing.T, deadline time.Duration, env []string, argss ...[]string) []result {
 	t.Helper()
 	mark := testMark(t)
+	guard := hang.Guard(t, deadline)
 	res := make([]result, len(argss))
 	errs := make([]error, len(argss))
 	sem := make(chan struct{}, runsAtOnce)
@@ -88,7 +90,7 @@ func runAll(t *testing.T, deadline time.Duration, env []string, argss ...[]strin
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			res[i], errs[i] = runQuiet(deadline, mark, env, args...)
+			res[i], errs[i] = runQuiet(guard, mark, env, args...)
 		}()
 	}
 	wg.Wait()

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/conform-suite/conform/internal/hang"
 	"github.com/conform-suite/conform/reports"
 	"github.com/conform-suite/conform/suites"
 	"github.com/conform-suite/conform/sut/fault"
@@ -96,6 +97,7 @@ type result struct {
 // reads the record when --json is among the args.
 func conform(t *testing.T, deadline time.Duration, env []string, args ...string) result {
 	t.Helper()
+	deadline = hang.Guard(t, deadline)
 	cmd := conformCmd(t, args...)
 	cmd.Env = append(cmd.Env, env...)
 	var out, errb bytes.Buffer
@@ -354,7 +356,7 @@ func interruptAfter(t *testing.T, wait time.Duration) *reports.Record {
 	go func() { done <- cmd.Wait() }()
 	select {
 	case <-done:
-	case <-time.After(20 * time.Second):
+	case <-time.After(hang.Guard(t, 20*time.Second)):
 		cmd.Process.Kill()
 		t.Fatal("conform did not stop after SIGINT")
 	}

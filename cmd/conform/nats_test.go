@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/conform-suite/conform/internal/hang"
 	"github.com/conform-suite/conform/natsserver"
 	"github.com/conform-suite/conform/reports"
 	"github.com/conform-suite/conform/suites"
@@ -127,7 +128,7 @@ func TestReferenceOverDefaultNATS(t *testing.T) {
 		if code != 0 {
 			t.Errorf("conform reference --nats: exit %d", code)
 		}
-	case <-time.After(time.Minute):
+	case <-time.After(hang.Guard(t, time.Minute)):
 		t.Fatal("conform reference --nats did not stop")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/conform-suite/conform/internal/hang"
 	"github.com/conform-suite/conform/suites"
 )
 
@@ -70,7 +71,7 @@ func runMain(t *testing.T, args ...string) (code int, stdout, stderr string) {
 // guard, and returns its exit code and output.
 func runMainContext(t *testing.T, ctx context.Context, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, hang.Guard(t, 90*time.Second))
 	defer cancel()
 	var out, errb syncBuffer
 	code = Main(ctx, suites.Default(), args, nil, &out, &errb)

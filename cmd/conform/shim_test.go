@@ -19,6 +19,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/conform-suite/conform/internal/hang"
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
 	"github.com/conform-suite/conform/ref/wire"
 	"github.com/conform-suite/conform/reports"
@@ -203,7 +204,7 @@ func startScripted(t *testing.T, answers ...string) (*sut.Session, error, *scrip
 			}
 		}
 	}()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a hang guard
+	ctx, cancel := context.WithTimeout(context.Background(), hang.Guard(t, time.Minute))
 	t.Cleanup(cancel)
 	sess, err := sut.Open(ctx, ansR, reqW)
 	return sess, err, s

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/conform-suite/conform/internal/hang"
 	"github.com/conform-suite/conform/live/peer"
 	messagepb "github.com/conform-suite/conform/proto/ranvier/message/v1"
 	"go.uber.org/goleak"
@@ -18,9 +19,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func testCtx(t *testing.T) context.Context {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	t.Cleanup(cancel)
-	return ctx
+	return hang.Context(t, 20*time.Second)
 }
 
 // pair connects a PeerSubscriber to a PeerPublisher: the harness talking to

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/conform-suite/conform/internal/hang"
 	"github.com/conform-suite/conform/live/peer"
 	messagepb "github.com/conform-suite/conform/proto/ranvier/message/v1"
 	"github.com/conform-suite/conform/ref/live"
@@ -343,7 +344,7 @@ func TestPublisherShutdownDrains(t *testing.T) {
 	for range 50 {
 		s.Publish(0, []byte("x"))
 	}
-	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	sctx, cancel := context.WithTimeout(ctx, hang.Guard(t, 5*time.Second))
 	defer cancel()
 	if err := p.Shutdown(sctx); err != nil {
 		t.Fatal(err)

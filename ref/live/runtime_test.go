@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/conform-suite/conform/internal/hang"
 	controlpb "github.com/conform-suite/conform/proto/ranvier/control/v1"
 	"github.com/conform-suite/conform/ref/wire"
 	"google.golang.org/protobuf/proto"
@@ -178,7 +179,7 @@ func TestRuntimeDeclaresSilentNodeGone(t *testing.T) {
 	if g := r.Report().Gone; len(g) != 0 {
 		t.Fatalf("gone %v while beating", g)
 	}
-	deadline := time.Now().Add(2 * time.Second)
+	deadline := time.Now().Add(hang.Guard(t, 2*time.Second))
 	for len(r.Report().Gone) == 0 && time.Now().Before(deadline) {
 		time.Sleep(period / 4)
 	}

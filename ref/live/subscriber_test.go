@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/conform-suite/conform/internal/hang"
 	"github.com/conform-suite/conform/live/peer"
 	messagepb "github.com/conform-suite/conform/proto/ranvier/message/v1"
 	"github.com/conform-suite/conform/ref/live"
@@ -18,9 +19,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // testCtx returns a context bounded well above anything a test waits for.
 func testCtx(t *testing.T) context.Context {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	t.Cleanup(cancel)
-	return ctx
+	return hang.Context(t, 20*time.Second)
 }
 
 func info(name string, ref uint32, schema string) *messagepb.StreamInfo {

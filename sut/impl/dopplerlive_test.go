@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/conform-suite/conform/internal/hang"
 	"github.com/conform-suite/conform/natsserver"
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
 	"github.com/conform-suite/conform/ref/doppler"
@@ -49,7 +50,7 @@ func TestDopplerLiveSockets(t *testing.T) {
 		t.Fatalf("send: %v", sent)
 	}
 	var evs []*conformpb.DopplerLiveEvent
-	for deadline := time.Now().Add(5 * time.Second); len(evs) < 2 && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(hang.Guard(t, 5*time.Second)); len(evs) < 2 && time.Now().Before(deadline); {
 		c := dopplerOp(t, im, &conformpb.DopplerOp{Op: &conformpb.DopplerOp_Collect{Collect: &conformpb.DopplerCollect{
 			Handle: sub, MinEvents: 2, TimeoutMs: 1000}}}).GetDoppler().GetCollect()
 		evs = append(evs, c.GetEvents()...)
@@ -120,7 +121,7 @@ func TestDopplerClockAndOverride(t *testing.T) {
 		Frames: []*conformpb.DopplerLiveFrame{{Payload: []byte{1, 2}, TimestampNs: &over}, {Payload: []byte{3, 4}}}}}})
 	after := clock()
 	var stamps []uint64
-	for deadline := time.Now().Add(5 * time.Second); len(stamps) < 2 && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(hang.Guard(t, 5*time.Second)); len(stamps) < 2 && time.Now().Before(deadline); {
 		c := dopplerOp(t, im, &conformpb.DopplerOp{Op: &conformpb.DopplerOp_Collect{Collect: &conformpb.DopplerCollect{
 			Handle: sub, MinEvents: 2, TimeoutMs: 1000}}}).GetDoppler().GetCollect()
 		for _, e := range c.GetEvents() {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/conform-suite/conform/internal/hang"
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
 	"github.com/conform-suite/conform/reports"
 	"github.com/conform-suite/conform/suites"
@@ -90,7 +91,7 @@ func await(t *testing.T, ch <-chan struct{}, what string, log fmt.Stringer) {
 	t.Helper()
 	select {
 	case <-ch:
-	case <-time.After(hangGuard):
+	case <-time.After(hang.Guard(t, hangGuard)):
 		t.Fatalf("%s: not within %v; the server logged:\n%s", what, hangGuard, log)
 	}
 }
@@ -99,7 +100,7 @@ func await(t *testing.T, ch <-chan struct{}, what string, log fmt.Stringer) {
 // hangGuard: the client and the server each reconnect at their own pace.
 func untilAnswered(t *testing.T, c *natsc.Client) {
 	t.Helper()
-	deadline := time.Now().Add(hangGuard)
+	deadline := time.Now().Add(hang.Guard(t, hangGuard))
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		_, err := c.Do(ctx, decodeOp())
@@ -167,7 +168,7 @@ func TestServerOutlivesBrokerOutage(t *testing.T) {
 		if err != nil {
 			t.Errorf("Wait: %v", err)
 		}
-	case <-time.After(hangGuard):
+	case <-time.After(hang.Guard(t, hangGuard)):
 		t.Fatal("Wait did not return")
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"go.uber.org/goleak"
 
+	"github.com/conform-suite/conform/internal/hang"
 	"github.com/conform-suite/conform/natsserver"
 	"github.com/conform-suite/conform/ref/doppler"
 )
@@ -44,12 +45,8 @@ func endpointOf(tb testing.TB, srv *natsserver.Server, base string) doppler.Endp
 	return ep
 }
 
-// testCtx is a context bounded well inside the test timeout.
-func testCtx(tb testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	tb.Cleanup(cancel)
-	return ctx
-}
+// testCtx is a context bounded by a hang guard.
+func testCtx(tb testing.TB) context.Context { return hang.Context(tb, 30*time.Second) }
 
 // shortCtx is a context for a wait that is expected to time out.
 func shortCtx(tb testing.TB, d time.Duration) context.Context {

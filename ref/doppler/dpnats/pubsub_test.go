@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/conform-suite/conform/internal/hang"
 	"github.com/conform-suite/conform/ref/doppler"
 	"github.com/conform-suite/conform/ref/doppler/dpnats"
 )
@@ -517,7 +518,7 @@ func TestDrainUnblocksAReceiveInAnotherGoroutine(t *testing.T) {
 	select {
 	case err := <-errc:
 		wantCode(t, err, doppler.ErrClosed)
-	case <-time.After(5 * time.Second):
+	case <-time.After(hang.Guard(t, 5*time.Second)):
 		t.Fatalf("Recv still blocked after Drain")
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/conform-suite/conform/internal/hang"
 	"github.com/conform-suite/conform/ref/doppler"
 	"github.com/conform-suite/conform/ref/doppler/dpnats"
 )
@@ -305,7 +306,7 @@ func TestWorkerDrainAndCloseEndABlockedPull(t *testing.T) {
 		select {
 		case err := <-errc:
 			wantCode(t, err, doppler.ErrClosed)
-		case <-time.After(5 * time.Second):
+		case <-time.After(hang.Guard(t, 5*time.Second)):
 			t.Fatalf("%s left Recv blocked", end)
 		}
 	}
