@@ -26,10 +26,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/conform-suite/conform/natsserver"
 	"github.com/conform-suite/conform/proc"
+	"github.com/conform-suite/conform/runner"
 	"github.com/conform-suite/conform/suite"
 	"github.com/conform-suite/conform/suites"
 )
@@ -44,6 +46,9 @@ func main() { os.Exit(run(os.Args[1:])) }
 // and exits at once with 128 + the signal's number (130 for Ctrl+C, 143 for
 // SIGTERM), whatever the command is doing.
 //
+// Memory: conform run asks the Go runtime for a soft limit
+// (runner.SoftMemoryLimit) unless GOMEMLIMIT says otherwise.
+//
 // Children: the commands that start children (launchers) make conform a
 // child subreaper, so that the orphans of a SUT's descendants are
 // re-parented to conform and reaped by it; sweep what a conform killed by
@@ -51,6 +56,12 @@ func main() { os.Exit(run(os.Args[1:])) }
 // directories); and stop every child that is left when the command returns.
 func run(args []string) int {
 	launcher := len(args) > 0 && launches(args[0])
+	if len(args) > 0 && args[0] == "run" && os.Getenv("GOMEMLIMIT") == "" {
+		// The limit is the process's, so it is set here and not in Main:
+		// tests run Main in process, beside fuzz campaigns that need far
+		// more, and a garbage collector held to 96 MB made them crawl.
+		debug.SetMemoryLimit(runner.SoftMemoryLimit)
+	}
 	if launcher {
 		_ = proc.Subreap() // best effort: without it orphans go to init
 		proc.Sweep()

@@ -11,7 +11,6 @@ import (
 	"maps"
 	"net/url"
 	"os"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -146,10 +145,6 @@ func cmdRun(ctx context.Context, reg *suite.Registry, args []string, _ io.Reader
 		fmt.Fprintf(stderr, "conform run: no case matches --profile %s --case %s (conform list shows the catalogue)\n", orAll(profiles), orAll(globs))
 		return exitUsage
 	}
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(runner.SoftMemoryLimit)
-	}
-
 	var (
 		client sut.Client
 		open   func(context.Context) (sut.Client, error)
