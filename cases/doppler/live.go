@@ -33,17 +33,28 @@ const LiveProfile = "doppler-nats"
 
 // Waits of the live cases. Every one is a bound, never a pause: a case
 // goes on as soon as what it waits for has happened, so a conforming SUT
-// never costs the full wait.
-const (
-	// connectWait bounds conform's own dial of the broker.
-	connectWait = 3 * time.Second
-	// arrivalWait bounds the wait for what the SUT or the broker delivers.
-	arrivalWait = 3 * time.Second
-	// collectSlice is one collect's wait inside an arrivalWait.
-	collectSlice = 1000 // milliseconds
-	// replyWait bounds one request/reply exchange.
-	replyWait = 2 * time.Second
-)
+// never costs the full wait. They derive from the op timeout (conform run
+// --timeout), as the Ranvier live cases' do: a machine slow enough to need
+// a longer --timeout stretches what the SUT and the broker take alike.
+
+// connectWait bounds what conform asks of the broker itself: a dial, a
+// flush, a stream lookup. Running out of it is a harness error.
+func connectWait(t *cases.T) time.Duration { return t.OpTimeout() }
+
+// arrivalWait bounds the wait for what the SUT or the broker delivers: 3 s
+// at the default op timeout. A case that must see nothing arrive waits it
+// out against a mutant, so it is kept well inside the op timeout, which an
+// op carrying such a wait for the SUT (a collect's timeout_ms) must answer
+// within.
+func arrivalWait(t *cases.T) time.Duration { return t.OpTimeout() * 3 / 10 }
+
+// replyWait bounds one request/reply exchange, a wait a SUT's op carries:
+// 2 s at the default op timeout.
+func replyWait(t *cases.T) time.Duration { return t.OpTimeout() / 5 }
+
+// collectSlice is one collect's wait inside an arrivalWait, in
+// milliseconds.
+const collectSlice = 1000
 
 // Roles, as conform.v1 names them.
 const (
@@ -97,7 +108,7 @@ func (l *live) onRelease(f func()) { l.cleanup = append(l.cleanup, f) }
 func withLive(t *cases.T, body func(l *live)) {
 	url := t.BrokerURL()
 	l := &live{t: t, url: url}
-	nc, err := nats.Connect(url, nats.Name("conform"), nats.Timeout(connectWait), nats.NoReconnect(), l.errors())
+	nc, err := nats.Connect(url, nats.Name("conform"), nats.Timeout(connectWait(l.t)), nats.NoReconnect(), l.errors())
 	if err != nil {
 		t.Harnessf("cannot reach the NATS server %s: %v", url, err)
 	}
@@ -140,7 +151,7 @@ func (l *live) release() (first any) {
 	l.handles = nil
 	if l.streams {
 		if js, err := jetstream.New(l.nc); err == nil {
-			ctx, cancel := context.WithTimeout(context.Background(), connectWait)
+			ctx, cancel := context.WithTimeout(context.Background(), connectWait(l.t))
 			_ = js.DeleteStream(ctx, l.ep.StreamName())
 			cancel()
 		}
@@ -264,7 +275,7 @@ func (l *live) collectOnce(h uint64, min, waitMs uint32) []*conformpb.DopplerLiv
 // arrivalWait passes; it returns what arrived either way.
 func (l *live) gather(h uint64, done func([]*conformpb.DopplerLiveEvent) bool) []*conformpb.DopplerLiveEvent {
 	var all []*conformpb.DopplerLiveEvent
-	deadline := time.Now().Add(arrivalWait)
+	deadline := time.Now().Add(arrivalWait(l.t))
 	for !done(all) {
 		left := time.Until(deadline)
 		if left <= 0 {
@@ -306,14 +317,14 @@ func (l *live) publish(conn *nats.Conn, subject string, msgs ...[]byte) {
 			l.t.Harnessf("publish on %s: %v", subject, err)
 		}
 	}
-	if err := conn.FlushTimeout(connectWait); err != nil {
+	if err := conn.FlushTimeout(connectWait(l.t)); err != nil {
 		l.t.Harnessf("flush conform's publishes: %v", err)
 	}
 }
 
 // other dials a second conform connection: another publisher.
 func (l *live) other() *nats.Conn {
-	nc, err := nats.Connect(l.url, nats.Name("conform-other"), nats.Timeout(connectWait), nats.NoReconnect(), l.errors())
+	nc, err := nats.Connect(l.url, nats.Name("conform-other"), nats.Timeout(connectWait(l.t)), nats.NoReconnect(), l.errors())
 	if err != nil {
 		l.t.Harnessf("second connection: %v", err)
 	}
@@ -329,7 +340,7 @@ func (l *live) watch(subject string) *nats.Subscription {
 		err = sub.SetPendingLimits(-1, -1)
 	}
 	if err == nil {
-		err = l.nc.FlushTimeout(connectWait)
+		err = l.nc.FlushTimeout(connectWait(l.t))
 	}
 	if err != nil {
 		l.t.Harnessf("subscribe to %s: %v", subject, err)
@@ -339,9 +350,9 @@ func (l *live) watch(subject string) *nats.Subscription {
 
 // next returns the messages sub receives until n have arrived or
 // arrivalWait passes.
-func next(sub *nats.Subscription, n int) []*nats.Msg {
+func (l *live) next(sub *nats.Subscription, n int) []*nats.Msg {
 	var out []*nats.Msg
-	deadline := time.Now().Add(arrivalWait)
+	deadline := time.Now().Add(arrivalWait(l.t))
 	for len(out) < n {
 		left := time.Until(deadline)
 		if left <= 0 {
@@ -362,7 +373,7 @@ func (l *live) stream() (jetstream.Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(l.t.Context(), connectWait)
+	ctx, cancel := context.WithTimeout(l.t.Context(), connectWait(l.t))
 	defer cancel()
 	return js.Stream(ctx, l.ep.StreamName())
 }
@@ -373,7 +384,7 @@ func (l *live) stream() (jetstream.Stream, error) {
 func (l *live) needJetStream() {
 	js, err := jetstream.New(l.nc)
 	if err == nil {
-		ctx, cancel := context.WithTimeout(l.t.Context(), connectWait)
+		ctx, cancel := context.WithTimeout(l.t.Context(), connectWait(l.t))
 		_, err = js.AccountInfo(ctx)
 		cancel()
 	}

@@ -424,7 +424,7 @@ func livePubChunks(t *cases.T) {
 			}
 		}
 		_, sizes := wantSplit(big, elem, mp)
-		msgs := next(sub, len(sizes)+2)
+		msgs := l.next(sub, len(sizes)+2)
 		input := fmt.Sprintf("max_payload %d (the server's INFO as the SUT's connection sees it); a PUB of CF64 sends frames of %d, %d and %d payload bytes",
 			mp, len(small1), big, len(small2))
 		var subjects []string
@@ -499,7 +499,7 @@ func liveBigEndianPubChunks(t *cases.T) {
 		}
 		_, sizes := wantSplit(len(payload), elem, mp)
 		var chunks [][]byte
-		for _, m := range next(sub, len(sizes)) {
+		for _, m := range l.next(sub, len(sizes)) {
 			chunks = append(chunks, m.Data)
 		}
 		input := fmt.Sprintf("max_payload %d; a PUB of CI16 joined big-endian sends a frame of %d payload bytes", mp, len(payload))
@@ -540,7 +540,7 @@ func livePushOversized(t *cases.T) {
 			t.Failf("the work queue %s does not exist after a PUSH socket sent: %v", l.ep.StreamName(), err)
 			return
 		}
-		ctx, cancel := context.WithTimeout(t.Context(), connectWait)
+		ctx, cancel := context.WithTimeout(t.Context(), connectWait(l.t))
 		defer cancel()
 		info, err := st.Info(ctx)
 		if err != nil {

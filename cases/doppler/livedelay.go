@@ -61,7 +61,7 @@ func slow(p *netem.Proxy) {
 // trip to the server: what the server had delivered to conform when the
 // round trip began, and nothing that arrives later.
 func (l *live) arrived(sub *nats.Subscription) []*nats.Msg {
-	if err := l.nc.FlushTimeout(connectWait); err != nil {
+	if err := l.nc.FlushTimeout(connectWait(l.t)); err != nil {
 		l.t.Harnessf("flush conform's connection: %v", err)
 	}
 	n, _, err := sub.Pending()
@@ -70,7 +70,7 @@ func (l *live) arrived(sub *nats.Subscription) []*nats.Msg {
 	}
 	var out []*nats.Msg
 	for range n {
-		m, err := sub.NextMsg(connectWait)
+		m, err := sub.NextMsg(connectWait(l.t))
 		if err != nil {
 			l.t.Harnessf("a message conform holds could not be read: %v", err)
 		}
@@ -262,7 +262,7 @@ func livePushStored(t *cases.T) {
 			t.Failf("no stream %s after a PUSH socket sent on %s: %v", l.ep.StreamName(), l.ep, err)
 			return
 		}
-		ctx, cancel := context.WithTimeout(t.Context(), connectWait)
+		ctx, cancel := context.WithTimeout(t.Context(), connectWait(l.t))
 		defer cancel()
 		got, _, err := streamMessages(ctx, st)
 		if err != nil {
@@ -373,7 +373,7 @@ func liveReconnect(t *cases.T) {
 		// their subscriptions.
 		severed := px.Sever()
 		input := fmt.Sprintf("a SUB of every type and a PUB of CI16 joined through a proxy; the proxy closes their %d connections at once and goes on accepting", severed)
-		deadline := time.Now().Add(2 * arrivalWait)
+		deadline := time.Now().Add(2 * arrivalWait(l.t))
 		ctx, cancel := context.WithDeadline(t.Context(), deadline)
 		defer cancel()
 		if err := px.AwaitAccepted(ctx, before+severed); err != nil {

@@ -278,7 +278,7 @@ func liveBigEndian(t *cases.T, chunks *corpus.DopplerVector) {
 		}
 		want := l.ep.PubSubject(dp.TypeCI16) + ": big-endian " + frameText(0, dp.TypeCI16, p) + `, magic bytes 4d 52 54 53 52 4c 50 44, data_rep "IEEE"`
 		got := "nothing"
-		if ms := next(sub, 1); len(ms) == 1 {
+		if ms := l.next(sub, 1); len(ms) == 1 {
 			got = ms[0].Subject + ": " + wireTextOrder(ms[0].Data, dp.BigEndian)
 		}
 		if got != want {

@@ -197,7 +197,7 @@ func livePubSubjects(t *cases.T) {
 			want = append(want, l.ep.PubSubject(typ)+": "+frameText(0, typ, p))
 		}
 		var got []string
-		for _, m := range next(sub, len(want)) {
+		for _, m := range l.next(sub, len(want)) {
 			got = append(got, m.Subject+": "+wireText(m.Data))
 		}
 		// Each socket has a connection of its own, so their messages reach
@@ -248,7 +248,7 @@ func liveWorkQueueNames(t *cases.T) {
 			t.Failf("no stream %s after a PUSH socket sent on %s: %v", l.ep.StreamName(), l.ep, err)
 			return
 		}
-		ctx, cancel := context.WithTimeout(t.Context(), connectWait)
+		ctx, cancel := context.WithTimeout(t.Context(), connectWait(l.t))
 		defer cancel()
 		got, info, err := streamMessages(ctx, st)
 		if err != nil {
@@ -271,7 +271,7 @@ func liveWorkQueueNames(t *cases.T) {
 // request sends one request frame on <base>.req through conform's own
 // connection and returns the reply's bytes, or why there was none.
 func (l *live) request(msg []byte) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(l.t.Context(), replyWait)
+	ctx, cancel := context.WithTimeout(l.t.Context(), replyWait(l.t))
 	defer cancel()
 	m, err := l.nc.RequestWithContext(ctx, l.ep.ReqSubject(), msg)
 	if err != nil {
@@ -365,7 +365,7 @@ func liveReqRawFace(t *cases.T) {
 			}
 		})
 		if err == nil {
-			err = l.nc.FlushTimeout(connectWait)
+			err = l.nc.FlushTimeout(connectWait(l.t))
 		}
 		if err != nil {
 			t.Harnessf("subscribe to "+l.ep.ReqSubject()+": %v", err)
@@ -380,7 +380,7 @@ func liveReqRawFace(t *cases.T) {
 		for _, b := range bodies {
 			frames = append(frames, &conformpb.DopplerLiveFrame{Payload: b, Type: liveType(dp.TypeRaw)})
 		}
-		outs := l.send(h, uint32(replyWait.Milliseconds()), frames...)
+		outs := l.send(h, uint32(replyWait(l.t).Milliseconds()), frames...)
 		var want, got []string
 		for i, b := range bodies {
 			want = append(want, "reply "+frameText(70, dp.TypeRaw, append([]byte("re:"), b...)))
@@ -439,9 +439,9 @@ func (l *live) queueDepth(want uint64) uint64 {
 	if err != nil {
 		return 0
 	}
-	deadline := time.Now().Add(arrivalWait)
+	deadline := time.Now().Add(arrivalWait(l.t))
 	for {
-		ctx, cancel := context.WithTimeout(l.t.Context(), connectWait)
+		ctx, cancel := context.WithTimeout(l.t.Context(), connectWait(l.t))
 		info, err := st.Info(ctx)
 		cancel()
 		if err != nil {
@@ -571,7 +571,7 @@ func liveSequence(t *cases.T) {
 			l.ep.PubSubject(dp.TypeCI8) + " 2",
 		}
 		var got []string
-		for _, m := range next(sub, len(want)) {
+		for _, m := range l.next(sub, len(want)) {
 			f, err := checkWire(m.Data)
 			if err != nil {
 				got = append(got, fmt.Sprintf("%s: a message that %v", m.Subject, err))

@@ -94,7 +94,7 @@ func liveStamped(t *cases.T) {
 		from := time.Now()
 		l.send(h, 0, &conformpb.DopplerLiveFrame{Payload: samples(dp.TypeCI16, 1, 1)}, &conformpb.DopplerLiveFrame{Payload: samples(dp.TypeCI16, 1, 2)})
 		to := time.Now()
-		msgs := next(sub, 2)
+		msgs := l.next(sub, 2)
 		if len(msgs) != 2 {
 			t.Failf("%d of the PUB's 2 frames reached the broker", len(msgs))
 			return
@@ -133,7 +133,7 @@ func liveOverride(t *cases.T) {
 		now := fmt.Sprintf("stamped at send (within %v of conform's clock)", clockSlack)
 		want := []string{stampText(a), now, stampText(b), now}
 		var got []string
-		for _, m := range next(sub, 4) {
+		for _, m := range l.next(sub, 4) {
 			f, err := checkWire(m.Data)
 			switch {
 			case err != nil:
@@ -168,7 +168,7 @@ func liveClock(t *cases.T) {
 			t.Fail(evidence.Named("timestampNs (the clock's answer)", reports.Evidence{Message: "the SUT's doppler clock", Input: "a clock reading",
 				Expected: fmt.Sprintf("CLOCK_REALTIME nanoseconds within %v of conform's clock", clockSlack), Got: stampText(before)}))
 		}
-		msgs := next(sub, 1)
+		msgs := l.next(sub, 1)
 		if len(msgs) != 1 {
 			t.Failf("the PUB's frame did not reach the broker")
 			return
