@@ -16,6 +16,10 @@ import (
 	"github.com/conform-suite/conform/reports"
 )
 
+// startWait is the --timeout of the runs of an interpreted SUT (see
+// runInRepo).
+const startWait = "1m"
+
 // TestPythonExampleOverExec runs every wire and streams case against the
 // Python example binding (examples/python, standard library only, conform.v1
 // in JSON over stdio) over the exec carrier, the way a binding author would.
@@ -28,7 +32,7 @@ func TestPythonExampleOverExec(t *testing.T) {
 	shim := filepath.Join("..", "..", "examples", "python", "shim.py")
 	spec := "exec:" + python + " " + shim
 	rec := filepath.Join(t.TempDir(), "rec.json")
-	r := conform(t, 2*time.Minute, nil, "run", "--sut", spec, "--profile", "wire,streams", "--json", rec)
+	r := conform(t, 2*time.Minute, nil, "run", "--sut", spec, "--profile", "wire,streams", "--timeout", startWait, "--json", rec)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
@@ -83,6 +87,12 @@ var minimalShimPasses = []string{
 
 // runInRepo runs the conform binary in the repository's root, as the
 // README's commands are typed, and reads the record it writes to rec.
+//
+// The op timeout, which also bounds a SUT's start until its Hello, is a
+// minute rather than the default 10 s: an interpreter's start on a loaded
+// machine can take longer than that (through a pyenv shim, `python3 -c
+// pass` took 5 s under two test runs at once, and three shims starting
+// together once missed 10 s). Nothing else these runs judge depends on it.
 func runInRepo(t *testing.T, rec string, args ...string) (int, string, *reports.Record) {
 	t.Helper()
 	root, err := filepath.Abs(filepath.Join("..", ".."))
@@ -91,7 +101,7 @@ func runInRepo(t *testing.T, rec string, args ...string) (int, string, *reports.
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), hang.Guard(t, 2*time.Minute))
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, append(args, "--json", rec)...)
+	cmd := exec.CommandContext(ctx, bin, append(args, "--timeout", startWait, "--json", rec)...)
 	cmd.Dir = root
 	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
