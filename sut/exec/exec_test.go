@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/conform-suite/conform/internal/hang"
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
 	"github.com/conform-suite/conform/reports"
 	"github.com/conform-suite/conform/suites"
@@ -144,19 +145,26 @@ func TestFaults(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.fault, func(t *testing.T) {
 			c := start(t, tt.fault, tt.env...)
+			// An op's timeout also bounds a restart, which a loaded
+			// machine can make slow. Only a fault that is a timeout needs
+			// a short one; for the others a timeout would hide the fault.
+			opWait := hang.Guard(t, 5*time.Second)
+			if tt.kind == reports.KindTimeout {
+				opWait = 500 * time.Millisecond
+			}
 			for i := range tt.okBefore {
-				if _, err := do(t, c, 5*time.Second); err != nil {
+				if _, err := do(t, c, hang.Guard(t, 5*time.Second)); err != nil {
 					t.Fatalf("op %d: %v", i, err)
 				}
 			}
-			_, err := do(t, c, 500*time.Millisecond)
+			_, err := do(t, c, opWait)
 			se := wantKind(t, err, tt.kind)
 			if tt.fault == "crash" && !strings.Contains(se.Exit, "signal: abort") {
 				t.Errorf("crash exit %q does not name the signal", se.Exit)
 			}
 			// The client restarts the SUT for the next op, which sees the
 			// fault afresh (or, for crash, succeeds again).
-			_, err = do(t, c, 500*time.Millisecond)
+			_, err = do(t, c, opWait)
 			if tt.okBefore == 0 {
 				wantKind(t, err, tt.kind)
 			} else if err != nil {
