@@ -110,22 +110,41 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.Str
 	if !errors.Is(err, jetstream.ErrStreamNotFound) {
 		return fmt.Errorf("look up stream %s: %w", name, err)
 	}
-	_, err = js.CreateStream(ctx, cfg)
-	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-		return nil // another Pusher created it in the meantime
-	}
-	if err != nil {
-		// Two sockets creating the stream at once can also lose the race
-		// with a server-side error ("error creating store for stream",
-		// seen on a loaded machine) rather than "already in use": the
-		// stream the other one created is adopted all the same.
+	for wait := storeRetry; ; wait *= 2 {
+		_, err = js.CreateStream(ctx, cfg)
+		if err == nil || errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			return nil // created, or another Pusher created it meanwhile
+		}
+		// The server can refuse a creation with "error creating store for
+		// stream" (JetStream error 10049) and succeed a moment later: seen
+		// on a loaded machine, for a name no other stream had, with the
+		// stream absent after the refusal. It is retried a few times; a
+		// stream that exists meanwhile is adopted.
 		if _, lerr := js.Stream(ctx, name); lerr == nil {
 			return nil
 		}
-		return fmt.Errorf("create stream %s: %w", name, err)
+		var apiErr *jetstream.APIError
+		if !errors.As(err, &apiErr) || apiErr.ErrorCode != errCodeStreamStoreFailed || wait > maxStoreRetry {
+			return fmt.Errorf("create stream %s: %w", name, err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("create stream %s: %w", name, err)
+		case <-time.After(wait):
+		}
 	}
-	return nil
 }
+
+// errCodeStreamStoreFailed is JetStream's error code for "error creating
+// store for stream"; nats.go names no constant for it.
+const errCodeStreamStoreFailed jetstream.ErrorCode = 10049
+
+// storeRetry and maxStoreRetry bound the retries of a stream creation the
+// server refused for its store: 50, 100, 200 and 400 ms.
+const (
+	storeRetry    = 50 * time.Millisecond
+	maxStoreRetry = 400 * time.Millisecond
+)
 
 // Send pushes payload as one frame into the work queue and returns once
 // JetStream has acknowledged storing it. The frame takes the socket's next
