@@ -261,14 +261,17 @@ func TestFaultSUTs(t *testing.T) {
 	faults := fault.All()
 	argss := make([][]string, len(faults))
 	// Every fault misbehaves alike whatever the op, and every op crosses
-	// the same session code, so the wire suite's 53 cases see all a fault
-	// does; the other suites would only add restarts (each a process
-	// start: with wire, streams and tlv, garbage and wrong-id cost 18
-	// CPU-seconds each) and the live suites their timeouts. sut/fault's
-	// matrix runs each fault over every carrier.
-	const minCases = 50
+	// the same session code, so the 14 cases of the wire document's §1
+	// see all a fault does at the level this test asks about: the exit
+	// code, a run that goes on past every error, and errors that say what
+	// happened. More cases would only add restarts (each a process start)
+	// and timeouts. sut/fault's matrix runs each fault over every carrier,
+	// and runner's TestHugeErrorsBounded runs huge-error over the whole
+	// wire suite for its memory bound.
+	const section1 = "wire/1.*/**"
+	const minCases = 14
 	for i, f := range faults {
-		argss[i] = []string{"run", "--sut", "builtin:fault/" + f.Name, "--profile", "wire", "--timeout", "2s", "--json", filepath.Join(dir, f.Name+".json")}
+		argss[i] = []string{"run", "--sut", "builtin:fault/" + f.Name, "--case", section1, "--timeout", "2s", "--json", filepath.Join(dir, f.Name+".json")}
 	}
 	for i, r := range runAll(t, 90*time.Second, env, argss...) {
 		f := faults[i]
@@ -292,7 +295,7 @@ func TestFaultSUTs(t *testing.T) {
 			case "crash":
 				// Each restart answers two ops before crashing again, so
 				// passes and errors alternate; every crash is recorded.
-				if passes == 0 || errs < 5 {
+				if passes == 0 || errs < 3 {
 					t.Errorf("%d passes, %d errors", passes, errs)
 				}
 			default:
