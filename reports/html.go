@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -16,9 +17,13 @@ const htmlFieldLimit = 64 << 10
 //go:embed html.tmpl
 var htmlTemplateText string
 
-// htmlTemplate is parsed once; executing a template is safe for concurrent
-// use, and nothing modifies it after initialisation.
-var htmlTemplate = template.Must(template.New("page").Funcs(template.FuncMap{"visible": Visible}).Parse(htmlTemplateText))
+// htmlTemplate is parsed once, on first use rather than at start-up: every
+// process conform starts (a node, a restarted fault SUT) would otherwise pay
+// for a page only a run with --html writes. Executing a template is safe
+// for concurrent use.
+var htmlTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("page").Funcs(template.FuncMap{"visible": Visible}).Parse(htmlTemplateText))
+})
 
 // WriteHTML writes r as one self-contained HTML page: inline CSS and
 // JavaScript, no font, image, script or style fetched from anywhere (a
@@ -47,7 +52,7 @@ var htmlTemplate = template.Must(template.New("page").Funcs(template.FuncMap{"vi
 //
 // All text is escaped by html/template.
 func WriteHTML(w io.Writer, r *Record) error {
-	if err := htmlTemplate.Execute(w, htmlPageOf(r)); err != nil {
+	if err := htmlTemplate().Execute(w, htmlPageOf(r)); err != nil {
 		return fmt.Errorf("writing HTML report: %w", err)
 	}
 	return nil
