@@ -11,23 +11,25 @@ import (
 
 	"github.com/conform-suite/conform/cases"
 	"github.com/conform-suite/conform/cases/doppler"
-	"github.com/conform-suite/conform/corpus"
 	"github.com/conform-suite/conform/natsserver"
 	"github.com/conform-suite/conform/reports"
 	"github.com/conform-suite/conform/runner"
 	"github.com/conform-suite/conform/suites"
+	"github.com/conform-suite/conform/sut"
 	"github.com/conform-suite/conform/sut/builtin"
+	"github.com/conform-suite/conform/sut/impl"
 )
 
-// liveCases returns the catalogue's doppler-nats cases.
+// liveCases returns the catalogue's doppler-nats cases, as the registry
+// gives them: tagged live, so that they run beside one another.
 func liveCases(t *testing.T) []cases.Case {
 	t.Helper()
-	set, err := corpus.Doppler()
+	cat, err := suites.Default().Catalogue()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []cases.Case
-	for _, c := range doppler.Catalogue(set) {
+	for _, c := range cat.Cases {
 		if c.Profile == doppler.LiveProfile {
 			out = append(out, c)
 		}
@@ -52,6 +54,17 @@ func broker(t testing.TB, maxPayload int32) *cases.Env {
 	return &cases.Env{Broker: func(context.Context) (string, error) { return srv.URL(), nil }}
 }
 
+// runLive runs cs against the implementation fresh makes, as conform run
+// does a SUT it starts: up to eight live cases at once, each over a fresh
+// implementation. Most of these cases wait on the broker, and a mutant's
+// run one case after another takes tens of seconds of waiting.
+func runLive(spec string, fresh func() *impl.Impl, cs []cases.Case, env *cases.Env) *reports.Record {
+	return runner.Run(context.Background(), runner.Config{
+		Spec: spec, Client: builtin.New(spec, fresh()), Cases: cs, Seed: 1, Env: env, Parallel: 8,
+		Open: func(context.Context) (sut.Client, error) { return builtin.New(spec, fresh()), nil },
+	})
+}
+
 // TestLiveReferencePasses runs every live case against the reference over
 // the in-process carrier, on brokers of two max_payloads: each case passes
 // (or, being informational, records).
@@ -61,8 +74,7 @@ func TestLiveReferencePasses(t *testing.T) {
 		t.Run(fmt.Sprintf("max_payload-%d", mp), func(t *testing.T) {
 			env := broker(t, mp)
 			start := time.Now()
-			rec := runner.Run(context.Background(), runner.Config{Spec: "builtin:reference", Client: builtin.New("builtin:reference", suites.Default().Reference()),
-				Cases: cs, Seed: 1, Env: env})
+			rec := runLive("builtin:reference", suites.Default().Reference, cs, env)
 			for _, c := range rec.Cases {
 				if c.Outcome != reports.Pass && c.Outcome != reports.Info {
 					t.Errorf("%s: %s %s %v", c.ID, c.Outcome, c.Message, c.Evidence)
@@ -90,8 +102,7 @@ func TestLiveMutantsCaught(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			rec := runner.Run(context.Background(), runner.Config{Spec: "builtin:mutant/" + name, Client: builtin.New(name, m.Apply(suites.Default().Reference())),
-				Cases: cs, Seed: 1, Env: env})
+			rec := runLive("builtin:mutant/"+name, func() *impl.Impl { return m.Apply(suites.Default().Reference()) }, cs, env)
 			var caught []string
 			for _, c := range rec.Cases {
 				if c.Outcome == reports.Error {
@@ -123,8 +134,7 @@ func TestLiveWithoutJetStream(t *testing.T) {
 		t.Fatal("the server did not start")
 	}
 	env := &cases.Env{Broker: func(context.Context) (string, error) { return srv.ClientURL(), nil }}
-	rec := runner.Run(context.Background(), runner.Config{Spec: "builtin:reference", Client: builtin.New("builtin:reference", suites.Default().Reference()),
-		Cases: liveCases(t), Seed: 1, Env: env})
+	rec := runLive("builtin:reference", suites.Default().Reference, liveCases(t), env)
 	errs := 0
 	for _, c := range rec.Cases {
 		switch {
