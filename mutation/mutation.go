@@ -144,29 +144,45 @@ func Run(ctx context.Context, cfg Config) *Table {
 		jobs[i].live = liveCases(jobs[i].cases)
 	}
 	slices.SortStableFunc(jobs, func(a, b job) int { return b.live - a.live })
+	// Each session is a fresh implementation, as each process of a SUT
+	// conform starts is: no case sees another's state.
+	open := func(j job) *impl.Impl {
+		im := j.fresh()
+		if len(cfg.Self) > 0 {
+			im.SetNodeCommand(mutant.NodeCommand(cfg.Self, j.name))
+		}
+		return im
+	}
+	run := func(j job, cs []cases.Case, parallel int, limits *runner.Limits) *reports.Record {
+		return runner.Run(ctx, runner.Config{
+			Spec: j.spec, Client: builtin.New(j.spec, open(j)), Cases: cs, Seed: cfg.Seed,
+			Env: cfg.Env, Corpus: cfg.Corpus, Version: cfg.Version,
+			Parallel: parallel, Limits: limits,
+			Open: func(context.Context) (sut.Client, error) { return builtin.New(j.spec, open(j)), nil },
+		})
+	}
 	var wg sync.WaitGroup
 	for _, j := range jobs {
-		// Each session is a fresh implementation, as each process of a
-		// SUT conform starts is: no case sees another's state.
-		open := func() *impl.Impl {
-			im := j.fresh()
-			if len(cfg.Self) > 0 {
-				im.SetNodeCommand(mutant.NodeCommand(cfg.Self, j.name))
-			}
-			return im
-		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			*j.into = runner.Run(ctx, runner.Config{
-				Spec: j.spec, Client: builtin.New(j.spec, open()), Cases: j.cases, Seed: cfg.Seed,
-				Env: cfg.Env, Corpus: cfg.Corpus, Version: cfg.Version,
-				Parallel: parallel, Limits: limits,
-				Open: func(context.Context) (sut.Client, error) { return builtin.New(j.spec, open()), nil },
-			})
+			*j.into = run(j, j.cases, parallel, limits)
 		}()
 	}
 	wg.Wait()
+	// A case that ended in a harness error was not judged: conform missed
+	// its own deadlines on every attempt the runner gave it. The table's own
+	// load — dozens of live cases at once, beside whatever else the machine
+	// runs — makes that likely on a small machine, and it is gone once
+	// every run has ended; so each such case is judged once more, alone,
+	// and that judgement replaces the unjudged one. Without this, a
+	// mutant could look like a hole in the suite only because the machine
+	// was busy.
+	for _, j := range jobs {
+		if ctx.Err() == nil {
+			rejudge(*j.into, func(cs []cases.Case) *reports.Record { return run(j, cs, 1, nil) }, j.cases)
+		}
+	}
 	for i := range t.Rows {
 		r := &t.Rows[i]
 		for _, c := range r.Record.Cases {
@@ -176,6 +192,37 @@ func Run(ctx context.Context, cfg Config) *Table {
 		}
 	}
 	return t
+}
+
+// rejudge runs again, through run, every case of rec that ended in a
+// harness error, and puts the new results in their place, each saying it
+// was judged again; rec's summary and exit code are then made anew.
+func rejudge(rec *reports.Record, run func([]cases.Case) *reports.Record, cs []cases.Case) {
+	at := map[string]int{}
+	var again []cases.Case
+	for i, c := range rec.Cases {
+		if c.Outcome == reports.Error && c.ErrorKind == reports.KindHarness {
+			at[c.ID] = i
+		}
+	}
+	for _, c := range cs {
+		if _, ok := at[c.ID]; ok {
+			again = append(again, c)
+		}
+	}
+	if len(again) == 0 {
+		return
+	}
+	for _, c := range run(again).Cases {
+		i, ok := at[c.ID]
+		if !ok {
+			continue
+		}
+		c.Notes = append(c.Notes, "judged again, alone, after the table's other runs ended: the first judgement was a harness error ("+reports.Clip(rec.Cases[i].Message, 200)+")")
+		rec.Cases[i] = c
+	}
+	rec.Summarize()
+	rec.ExitCode = runner.ExitCode(rec)
 }
 
 // liveCases counts the live cases of cs.
