@@ -615,7 +615,7 @@ func nodeRunsByHand(t *cases.T) {
 	_, desc := hand.exitStatus()
 	t.Fail(evidence.Named("the node's process", reports.Evidence{Message: "with RANVIER_CONTROL unset the node exited instead of running on its own (ranvier-wire §3.2: there is no control connection and the node is run by hand)",
 		Input: "RANVIER_TOKEN, RANVIER_NODE_ID and RANVIER_PARAMS set; RANVIER_CONTROL unset",
-		Expected: fmt.Sprintf("still running %v after its launch (at least %v, and twice the %v the same node took to dial when RANVIER_CONTROL was set, and slack; %v conform itself ran late, %v the node waited for a CPU)",
+		Expected: fmt.Sprintf("still running %v after its launch (at least %v, and twice the %v the same node took to dial when RANVIER_CONTROL was set, and slack; twice the %v conform itself ran late and the %v the node waited for a CPU)",
 			(watch + ex.total()).Round(time.Millisecond), minHandWatch, startup.Round(time.Millisecond), ex.harness.Round(time.Millisecond), ex.node.Round(time.Millisecond)),
 		Got: desc, Stderr: hand.p.Stderr()}))
 }
