@@ -3,6 +3,7 @@ package cases_test
 import (
 	"context"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 
@@ -28,15 +29,9 @@ func codecCases(t testing.TB) []cases.Case {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []cases.Case
-	for _, c := range cat.Cases {
-		for _, s := range codecSuites {
-			if c.Suite() == s && c.Profile == s {
-				out = append(out, c)
-			}
-		}
-	}
-	return out
+	return cat.Select(func(c cases.Case) bool {
+		return c.Profile == c.Suite() && slices.Contains(codecSuites, c.Suite())
+	})
 }
 
 // varying answers as the SUT it wraps does, with every field the

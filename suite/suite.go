@@ -92,6 +92,19 @@ type Catalogue struct {
 	Vectors map[string]Vector
 }
 
+// Select returns the cases keep accepts, in catalogue order. The cases
+// carry what the registry gave them, the live tag included, so a run of
+// them is the run conform run would make.
+func (c *Catalogue) Select(keep func(cases.Case) bool) []cases.Case {
+	var out []cases.Case
+	for _, k := range c.Cases {
+		if keep(k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 // Vector is what explain prints about a corpus vector.
 type Vector struct {
 	ID, Spec, Title string

@@ -28,12 +28,7 @@ func liveCases(t *testing.T) []cases.Case {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []cases.Case
-	for _, c := range cat.Cases {
-		if c.Profile == doppler.LiveProfile {
-			out = append(out, c)
-		}
-	}
+	out := cat.Select(func(c cases.Case) bool { return c.Profile == doppler.LiveProfile })
 	if len(out) < 15 {
 		t.Fatalf("only %d live cases", len(out))
 	}

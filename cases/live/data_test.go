@@ -61,13 +61,7 @@ func registered(t *testing.T) []cases.Case {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []cases.Case
-	for _, c := range cat.Cases {
-		if c.Suite() == "live" {
-			out = append(out, c)
-		}
-	}
-	return out
+	return cat.Select(func(c cases.Case) bool { return c.Suite() == "live" })
 }
 
 // TestDataCaseIDs: every data-plane case is in the live suite, in one of the

@@ -21,13 +21,7 @@ func codecCases(t *testing.T, profiles ...string) []cases.Case {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []cases.Case
-	for _, c := range cat.Cases {
-		if slices.Contains(profiles, c.Profile) {
-			out = append(out, c)
-		}
-	}
-	return out
+	return cat.Select(func(c cases.Case) bool { return slices.Contains(profiles, c.Profile) })
 }
 
 // TestSharedClientConcurrent: one builtin Client, and so one reference,
