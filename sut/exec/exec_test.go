@@ -140,10 +140,11 @@ func TestFaults(t *testing.T) {
 		{"oversize", reports.KindProtocol, nil, 0},
 		{"flood", reports.KindProtocol, nil, 0},
 		{"wrong-id", reports.KindProtocol, nil, 0},
-		{"slow", reports.KindTimeout, []string{fault.EnvDelay + "=3s"}, 0},
+		{"slow", reports.KindTimeout, []string{fault.EnvDelay + "=10s"}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.fault, func(t *testing.T) {
+			t.Parallel() // each has a SUT of its own, and most of it is waiting
 			c := start(t, tt.fault, tt.env...)
 			// An op's timeout also bounds a restart, which a loaded
 			// machine can make slow. Only a fault that is a timeout needs
@@ -163,7 +164,13 @@ func TestFaults(t *testing.T) {
 				t.Errorf("crash exit %q does not name the signal", se.Exit)
 			}
 			// The client restarts the SUT for the next op, which sees the
-			// fault afresh (or, for crash, succeeds again).
+			// fault afresh (or, for crash, succeeds again). The restart
+			// shares the op's time, and 500 ms was not always enough for
+			// it under load: the next op waits long enough for a restart,
+			// and still less than slow's delay.
+			if tt.kind == reports.KindTimeout {
+				opWait = 4 * time.Second
+			}
 			_, err = do(t, c, opWait)
 			if tt.okBefore == 0 {
 				wantKind(t, err, tt.kind)
