@@ -33,3 +33,15 @@ func benchReadFrames(b *testing.B, c sut.Client, spec string) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "inputs/s")
 }
+
+// BenchmarkLoadSeeds measures building the seed pool, which every fuzz
+// process (a coordinator, each worker) does before its first input.
+func BenchmarkLoadSeeds(b *testing.B) {
+	reg := testRegistry()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := LoadSeeds(context.Background(), reg, nil, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

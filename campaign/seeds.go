@@ -71,16 +71,18 @@ func LoadSeeds(ctx context.Context, reg *suite.Registry, dirs []string, logf fun
 		return nil, err
 	}
 	s := &Seeds{byTarget: map[string][]Seed{}, light: map[string][]int{}}
-	seen := map[string]map[string]bool{}
+	// Inputs are told apart by their digest: keyed by the bytes themselves
+	// the map held a second copy of the pool.
+	seen := map[string]map[[sha256.Size]byte]bool{}
 	add := func(t *Target, name string, in proto.Message) {
 		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(in)
 		if err != nil || len(b) > 4<<20 {
 			return
 		}
 		if seen[t.Name] == nil {
-			seen[t.Name] = map[string]bool{}
+			seen[t.Name] = map[[sha256.Size]byte]bool{}
 		}
-		k := string(b)
+		k := sha256.Sum256(b)
 		if seen[t.Name][k] {
 			return
 		}
@@ -221,21 +223,50 @@ func harvest(ctx context.Context, all []cases.Case, reference func() *impl.Impl,
 		if !slices.ContainsFunc(targets, func(t *Target) bool { return t.Suite == c.Suite() && t.live == nil }) {
 			continue
 		}
-		rec.caseID = c.ID
-		rec.n = 0
 		runner.Run(ctx, runner.Config{Spec: "builtin:reference", Client: rec, Cases: []cases.Case{c}, Seed: 1})
+		type input struct {
+			n  int // the input's index among all the case's inputs
+			in proto.Message
+		}
+		byTarget := map[*Target][]input{}
+		n := 0
 		for _, req := range rec.reqs {
 			for _, t := range targets {
-				ins := t.split(req)
-				for _, in := range ins {
-					add(t, fmt.Sprintf("case:%s#%d", c.ID, rec.n), in)
-					rec.n++
+				for _, in := range t.split(req) {
+					byTarget[t] = append(byTarget[t], input{n, in})
+					n++
 				}
+			}
+		}
+		for _, t := range targets {
+			for _, in := range spread(byTarget[t], maxCaseSeeds) {
+				add(t, fmt.Sprintf("case:%s#%d", c.ID, in.n), in.in)
 			}
 		}
 		rec.reqs = rec.reqs[:0]
 	}
 	return ctx.Err()
+}
+
+// maxCaseSeeds bounds the seeds one case gives one target. A case that
+// splits one buffer every way it can (tlv's every-two-segment-split, wire's
+// every-split-point) sends a thousand inputs that differ only in where the
+// cuts fall: as seeds they add almost nothing the mutators do not, and they
+// made the pool 44 MB, built and held by every fuzz process and walked
+// input by input before the first generated one.
+const maxCaseSeeds = 32
+
+// spread returns at most n of xs, evenly spaced from the first to the last
+// and in order, so that a bounded case still seeds its whole range.
+func spread[E any](xs []E, n int) []E {
+	if len(xs) <= n {
+		return xs
+	}
+	out := make([]E, 0, n)
+	for i := range n {
+		out = append(out, xs[i*(len(xs)-1)/(n-1)])
+	}
+	return out
 }
 
 // split returns the inputs of req if it is this target's op, one per entry
@@ -278,9 +309,7 @@ func cloneValue(fd protoreflect.FieldDescriptor, v protoreflect.Value) protorefl
 // recorder is a client that keeps every request it passes on.
 type recorder struct {
 	sut.Client
-	caseID string
-	n      int
-	reqs   []*conformpb.Request
+	reqs []*conformpb.Request
 }
 
 func (r *recorder) Do(ctx context.Context, req *conformpb.Request) (*conformpb.Response, error) {
