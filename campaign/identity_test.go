@@ -122,7 +122,9 @@ func TestDurationBoundsAHangingSUT(t *testing.T) {
 	out := t.TempDir()
 	done := make(chan error, 1)
 	go func() {
-		_, err := e.Run(context.Background(), Config{Targets: targets, Duration: 200 * time.Millisecond, Out: out})
+		// Long enough that an op is surely sent, even on a loaded machine
+		// (200 ms once was not), and far shorter than the op timeout.
+		_, err := e.Run(context.Background(), Config{Targets: targets, Duration: 2 * time.Second, Out: out})
 		done <- err
 	}()
 	select {
@@ -131,7 +133,7 @@ func TestDurationBoundsAHangingSUT(t *testing.T) {
 			t.Fatal(err)
 		}
 	case <-time.After(hang.Guard(t, 30*time.Second)):
-		t.Fatal("a 200ms campaign against a hanging SUT still runs at the hang guard")
+		t.Fatal("a 2 s campaign against a hanging SUT still runs at the hang guard")
 	}
 	if h.ops.Load() == 0 {
 		t.Error("no op was sent")
