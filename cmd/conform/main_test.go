@@ -284,11 +284,13 @@ func TestMutantsExit1(t *testing.T) {
 func TestFaultSUTs(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	// --timeout is also the time a restarted SUT has to say Hello: 2 s,
-	// so that a loaded machine starting several runs at once does not make a
-	// fault that answers look like one that never starts. slow waits three
-	// times as long before each answer, so that it still times out.
-	env := []string{fault.EnvAfter + "=3", fault.EnvDelay + "=6s"}
+	// --timeout is also the time a SUT has to say Hello, at the start and
+	// at each restart: 5 s, so that a loaded machine starting every fault
+	// at once does not make a fault that answers look like one that never
+	// starts (at 2 s, flood once did, beside a second go test). slow waits
+	// three times as long before each answer, so that it still times out.
+	const timeout = "5s"
+	env := []string{fault.EnvAfter + "=3", fault.EnvDelay + "=15s"}
 	faults := fault.All()
 	argss := make([][]string, len(faults))
 	// Every fault misbehaves alike whatever the op, and every op crosses
@@ -302,7 +304,7 @@ func TestFaultSUTs(t *testing.T) {
 	const section1 = "wire/1.*/**"
 	const minCases = 14
 	for i, f := range faults {
-		argss[i] = []string{"run", "--sut", "builtin:fault/" + f.Name, "--case", section1, "--timeout", "2s", "--json", filepath.Join(dir, f.Name+".json")}
+		argss[i] = []string{"run", "--sut", "builtin:fault/" + f.Name, "--case", section1, "--timeout", timeout, "--json", filepath.Join(dir, f.Name+".json")}
 	}
 	for i, r := range runAll(t, 90*time.Second, env, argss...) {
 		f := faults[i]
