@@ -171,7 +171,9 @@ func TestFuzzResumeAfterKill(t *testing.T) {
 	if r := conform(t, 30*time.Second, nil, args...); r.code != exitUsage {
 		t.Errorf("a second campaign in the same --out without --resume: exit %d, want %d", r.code, exitUsage)
 	}
-	r := conform(t, 60*time.Second, nil, "fuzz", "--sut", "builtin:mutant/window-256", "--target", "streams", "--duration", "1s", "--out", out, "--resume")
+	// Long enough for a loaded machine to run some inputs past the
+	// checkpoint, which the resume must.
+	r := conform(t, 60*time.Second, nil, "fuzz", "--sut", "builtin:mutant/window-256", "--target", "streams", "--duration", "3s", "--out", out, "--resume")
 	if r.code != 1 {
 		t.Fatalf("resume: exit %d, want 1 (findings)\n%s", r.code, r.stderr)
 	}
