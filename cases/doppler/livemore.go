@@ -189,6 +189,8 @@ func liveReqTyped(t *cases.T) {
 		if w, g := []string{frameText(0, dp.TypeCI16, p)}, a.requests(); !evidence.Equal(w, g) {
 			t.Fail(reports.Evidence{Message: "the request conform received on " + l.ep.ReqSubject(), Input: input,
 				Expected: strings.Join(w, "\n"), Got: strings.Join(g, "\n"), Diff: evidence.Format(evidence.DiffAt("requests on the broker", w, g))})
+		} else {
+			l.waitedOnConform(out.Refused, "a request conform received and answered")
 		}
 		want := "reply " + frameText(70, dp.TypeCF32, reply)
 		got := "no reply reported"

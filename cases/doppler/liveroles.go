@@ -401,6 +401,12 @@ func liveReqRawFace(t *cases.T) {
 		if !evidence.Equal(wantReq, gotReq) {
 			t.Fail(reports.Evidence{Message: "the requests conform received on " + l.ep.ReqSubject(), Input: input,
 				Expected: strings.Join(wantReq, "\n"), Got: strings.Join(gotReq, "\n"), Diff: evidence.Format(evidence.DiffAt("requests on the broker", wantReq, gotReq))})
+		} else {
+			// Both requests reached conform, which answered each: a
+			// request that timed out waited on conform's reply.
+			for _, o := range outs {
+				l.waitedOnConform(o.Refused, "a request conform received and answered")
+			}
 		}
 		if !evidence.Equal(want, got) {
 			t.Fail(reports.Evidence{Message: "the replies the REQ handed back", Input: input,
@@ -425,6 +431,8 @@ func (l *live) push(n int) ([][]byte, bool) {
 	}
 	for i, o := range l.send(h, 0, frames...) {
 		if o.Refused != nil {
+			// A push waits for JetStream's acknowledgement.
+			l.waitedOnConform(o.Refused, fmt.Sprintf("the PUSH of frame %d", i))
 			l.t.Failf("the PUSH refused frame %d: %s", i, describeRefusal(o.Refused))
 			return nil, false
 		}
@@ -484,6 +492,7 @@ func livePullAcks(t *cases.T) {
 			want = append(want, frameText(uint64(i), dp.TypeCI16, p)+", acked")
 		}
 		for _, e := range evs {
+			l.waitedOnConform(e.AckRefused, "the PULL worker's ack")
 			got = append(got, pullText(e))
 		}
 		input := fmt.Sprintf("a PUSH of CI16 on %s sends three frames; a PULL worker joins and acks what it receives", l.ep)
@@ -527,6 +536,7 @@ func liveRedelivery(t *cases.T) {
 		evs := l.gatherEvents(next, 1)
 		got = nil
 		for _, e := range evs {
+			l.waitedOnConform(e.AckRefused, "worker B's ack")
 			got = append(got, pullText(e))
 		}
 		if w := []string{want + ", acked"}; !evidence.Equal(w, got) {
