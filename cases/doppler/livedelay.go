@@ -183,6 +183,8 @@ func liveFlush(t *cases.T) {
 			t.Protocolf("doppler flush answered with the result of another op")
 		}
 		if fr.Refused != nil {
+			// A flush waits for the broker's answer to its round trip.
+			l.waitedOnConform(fr.Refused, "the flush of a PUB that is keeping up")
 			t.Failf("the flush of a PUB that is keeping up failed: %s", describeRefusal(fr.Refused))
 			return
 		}
