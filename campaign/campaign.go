@@ -115,6 +115,14 @@ func (e *Engine) runBatch(ctx context.Context, t *Target, first uint64, inputs [
 				}
 			}
 		}
+		// What was seen once is a finding only if it is seen again: a live
+		// input's answer can turn on timing, and on a loaded machine one
+		// did, giving a finding that did not replay. A confirmation the
+		// campaign's end cuts short keeps the finding, below.
+		if _, ok := e.reproduces(ctx, t, found, ob.Signature); !ok && ctx.Err() == nil {
+			e.Unconfirmed++
+			continue
+		}
 		found, ob2, steps := e.Minimize(ctx, t, found, ob)
 		// A finding met as the campaign ends (its deadline, an interrupt)
 		// is reported as far as it was isolated and minimised: every
@@ -161,7 +169,10 @@ type Status struct {
 	Execs    uint64
 	Findings int
 	Restarts int
-	Elapsed  time.Duration
+	// Unconfirmed counts differences seen once and not again (see
+	// Engine.Unconfirmed).
+	Unconfirmed uint64
+	Elapsed     time.Duration
 	// Left is the time left, or the inputs left when the campaign is
 	// bounded by Execs (then Left is 0 and InputsLeft is set).
 	Left       time.Duration
@@ -331,7 +342,7 @@ func (e *Engine) Run(ctx context.Context, cfg Config) (Status, error) {
 		return nil
 	}
 	status := func() Status {
-		s := Status{Execs: cp.Execs + e.Execs - execs0, Findings: findings, Restarts: e.Restarts, Elapsed: prior + time.Since(start)}
+		s := Status{Execs: cp.Execs + e.Execs - execs0, Findings: findings, Restarts: e.Restarts, Unconfirmed: e.Unconfirmed, Elapsed: prior + time.Since(start)}
 		if !deadline.IsZero() {
 			s.Left = max(0, time.Until(deadline))
 		}

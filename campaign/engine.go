@@ -91,6 +91,10 @@ type Engine struct {
 	// with the reference's: a campaign whose SUT answered nothing (it hung
 	// past the campaign's end, it implements no target) judged none.
 	Judged uint64
+	// Unconfirmed counts answers that differed from the reference's once
+	// and not when their inputs ran again: not findings (a finding must
+	// replay), but worth a look if there are many.
+	Unconfirmed uint64
 	// streak counts requests in a row the SUT failed to answer at all.
 	streak int
 }

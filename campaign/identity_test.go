@@ -296,3 +296,46 @@ func TestIdentityDifferences(t *testing.T) {
 		t.Errorf("two SUTs that name nothing, at other specs: %v", d)
 	}
 }
+
+// onceWrong answers its first request as a mutant does and every later one
+// as the reference does: a difference that is not seen again, as a live
+// answer turning on a loaded machine's timing is not.
+type onceWrong struct {
+	sut.Client // the reference
+	mutant     sut.Client
+	calls      atomic.Int64
+}
+
+func (o *onceWrong) Do(ctx context.Context, req *conformpb.Request) (*conformpb.Response, error) {
+	if o.calls.Add(1) == 1 {
+		return o.mutant.Do(ctx, req)
+	}
+	return o.Client.Do(ctx, req)
+}
+
+// TestFindingMustBeSeenAgain: a difference seen once and not when its
+// input runs again is no finding, and is counted; the same input against
+// the mutant itself, which differs every time, is one.
+func TestFindingMustBeSeenAgain(t *testing.T) {
+	t.Parallel()
+	m, _ := suites.Default().MutantImpl("zero-length-is-end")
+	spec := "builtin:mutant/zero-length-is-end"
+	tg, _ := Lookup(testTargets(), "wire.read-frames")
+	for _, tc := range []struct {
+		name   string
+		client sut.Client
+		want   int
+	}{
+		{"once", &onceWrong{Client: builtin.New(spec, suites.Default().Reference()), mutant: builtin.New(spec, m)}, 0},
+		{"always", builtin.New(spec, m), 1},
+	} {
+		e := NewEngine(tc.client, testRegistry(), spec, testSeeds(t), 1, time.Minute, nil)
+		var found []*Finding
+		if err := e.RunRange(context.Background(), tg, 0, 1, func(f *Finding) error { found = append(found, f); return nil }, nil); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if len(found) != tc.want || int(e.Unconfirmed) != 1-tc.want {
+			t.Errorf("%s: %d findings and %d unconfirmed, want %d and %d", tc.name, len(found), e.Unconfirmed, tc.want, 1-tc.want)
+		}
+	}
+}

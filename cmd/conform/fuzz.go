@@ -252,6 +252,9 @@ func statusLine(s campaign.Status) string {
 		rate = float64(s.Execs) / s.Elapsed.Seconds()
 	}
 	line := fmt.Sprintf("%d inputs (%.0f/s), %d findings, %d SUT restarts", s.Execs, rate, s.Findings, s.Restarts)
+	if s.Unconfirmed > 0 {
+		line += fmt.Sprintf(", %d differences not seen again (not findings)", s.Unconfirmed)
+	}
 	switch {
 	case s.Left > 0:
 		line += fmt.Sprintf(", %s left", s.Left.Round(time.Second))
