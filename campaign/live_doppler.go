@@ -32,7 +32,10 @@ import (
 // type on a typed subject is a case the spec leaves open.
 
 // Waits of a doppler live input: conform's dial and publish, and the
-// collection of events, which ends as soon as the sentinel is handled.
+// collection of events, which ends as soon as the sentinel is handled. The
+// collection waits the campaign's --timeout when that is longer: a
+// conforming socket hands the sentinel on long before, and only a loaded
+// machine comes near it.
 const (
 	dopplerConnectWait = 3 * time.Second
 	dopplerCollectWait = 3 * time.Second
@@ -74,7 +77,7 @@ func (e *Engine) evaluateDoppler(ctx context.Context, t *Target, inputs []proto.
 		if op == nil || !publishable(op.GetInputs()[0].GetMessages(), nc.MaxPayload()) {
 			return nil, errSkip
 		}
-		return dopplerOnce(ctx, nc, url, op, do)
+		return dopplerOnce(ctx, nc, url, op, do, max(e.Timeout, dopplerCollectWait))
 	})
 }
 
@@ -114,8 +117,9 @@ func publishable(msgs [][]byte, maxPayload int64) bool {
 
 // dopplerOnce has one side join as a SUB on a fresh base, publishes op's
 // messages and the sentinel, and returns the socket's events, in order, and
-// how many it dropped.
-func dopplerOnce(ctx context.Context, nc *nats.Conn, url string, op *conformpb.DopplerReassemble, do doFunc) (*conformpb.DopplerCollectResult, error) {
+// how many it dropped. A side that has not handled the sentinel when wait
+// ends returns what it reported until then, and errCut.
+func dopplerOnce(ctx context.Context, nc *nats.Conn, url string, op *conformpb.DopplerReassemble, do doFunc, wait time.Duration) (*conformpb.DopplerCollectResult, error) {
 	ep, err := dp.ParseEndpoint(url + "/" + dp.UniqueBase("conform_fuzz_"))
 	if err != nil {
 		return nil, err
@@ -157,11 +161,11 @@ func dopplerOnce(ctx context.Context, nc *nats.Conn, url string, op *conformpb.D
 	}
 
 	rep := &conformpb.DopplerCollectResult{}
-	deadline := time.Now().Add(dopplerCollectWait)
+	deadline := time.Now().Add(wait)
 	for !sentinelHandled(rep.Events) {
 		left := time.Until(deadline)
 		if left <= 0 {
-			break
+			return rep, fmt.Errorf("%w: the socket neither delivered nor refused the sentinel frame within %v", errCut, wait)
 		}
 		res, err := doDoppler(ctx, do, &conformpb.DopplerOp{Op: &conformpb.DopplerOp_Collect{Collect: &conformpb.DopplerCollect{
 			Handle: j.GetHandle(), MinEvents: 1, TimeoutMs: uint32(min(left.Milliseconds()+1, dopplerCollectStep))}}})

@@ -2,6 +2,9 @@ package campaign
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -10,8 +13,10 @@ import (
 	dp "github.com/conform-suite/conform/ref/doppler"
 	"github.com/conform-suite/conform/ref/wire"
 	"github.com/conform-suite/conform/suites"
+	"github.com/conform-suite/conform/sut"
 	"github.com/conform-suite/conform/sut/builtin"
 	"github.com/conform-suite/conform/sut/impl"
+	"github.com/nats-io/nats.go"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -202,5 +207,108 @@ func TestDopplerLiveOpenPoint(t *testing.T) {
 		if e.Judged != 1 {
 			t.Errorf("%s: %d inputs judged, want 1", name, e.Judged)
 		}
+	}
+}
+
+// sideClient is the reference's client, but it answers every request with
+// sideMark as its id, so that a play function can tell the SUT's side from
+// the reference's.
+type sideClient struct{ sut.Client }
+
+const sideMark = 1 << 40
+
+func (sideClient) Do(context.Context, *conformpb.Request) (*conformpb.Response, error) {
+	return &conformpb.Response{Id: sideMark}, nil
+}
+
+// TestCutReportJudgedBySide: a report its wait cut short is no oracle when
+// it is the reference's, so the input is left out; the SUT's is judged as
+// it stands, since the SUT had its --timeout. Before this rule, a
+// reference slowed by a loaded machine gave a finding that did not replay.
+func TestCutReportJudgedBySide(t *testing.T) {
+	t.Parallel()
+	tg, ok := Lookup(testTargets(), "doppler.live-subscribe")
+	if !ok {
+		t.Fatal("no target doppler.live-subscribe")
+	}
+	pool := testSeeds(t)
+	in := pool.For(tg)[0].Input
+	delivered := func(seq uint64) *conformpb.DopplerLiveEvent {
+		return &conformpb.DopplerLiveEvent{Event: &conformpb.DopplerLiveEvent_Delivered{Delivered: &conformpb.DopplerFrame{
+			Header: &conformpb.DopplerHeader{Sequence: seq}}}}
+	}
+	whole := &conformpb.DopplerCollectResult{Events: []*conformpb.DopplerLiveEvent{delivered(1), delivered(2)}}
+	cut := &conformpb.DopplerCollectResult{Events: whole.Events[:1]}
+	for _, tc := range []struct {
+		name           string
+		refCut, sutCut bool
+		skipped        uint64
+		observations   int
+	}{
+		{"both whole", false, false, 0, 0},
+		{"reference cut", true, false, 1, 0},
+		{"SUT cut", false, true, 0, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := NewEngine(sideClient{builtin.New("builtin:reference", suites.Default().Reference())}, testRegistry(), "test", pool, 1, time.Second, nil)
+			play := func(ctx context.Context, _ proto.Message, do doFunc) (*conformpb.DopplerCollectResult, error) {
+				resp, err := do(ctx, &conformpb.Request{})
+				if err != nil {
+					return nil, err
+				}
+				if isSUT := resp.GetId() == sideMark; isSUT && tc.sutCut || !isSUT && tc.refCut {
+					return cut, fmt.Errorf("%w: the sentinel was not seen", errCut)
+				}
+				return whole, nil
+			}
+			obs, err := evaluateEach(context.Background(), e, tg, []proto.Message{in}, play)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.Skipped != tc.skipped || len(obs) != tc.observations {
+				t.Errorf("%d inputs left out and %d observations %v, want %d and %d", e.Skipped, len(obs), obs, tc.skipped, tc.observations)
+			}
+		})
+	}
+}
+
+// TestDopplerCutWithoutSentinel: a socket that has not handed on the
+// sentinel when the collection's wait ends gives what it reported so far,
+// marked cut, never as a whole report.
+func TestDopplerCutWithoutSentinel(t *testing.T) {
+	t.Parallel()
+	url, err := broker.URL(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	frame, err := dp.NewFrame(dp.TypeCI16, dp.LittleEndian, []byte("sixteen bytes ok"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := &conformpb.DopplerReassemble{Inputs: []*conformpb.DopplerReassembleInput{{Messages: [][]byte{frame.AppendMessage(nil, dp.LittleEndian)}}}}
+	ref := suites.Default().Reference()
+	// The socket's sentinel event is lost on the way back, as a socket too
+	// slow to reach it within the wait would show.
+	losesSentinel := func(ctx context.Context, req *conformpb.Request) (*conformpb.Response, error) {
+		resp := ref.Handle(ctx, req)
+		if c := resp.GetDoppler().GetCollect(); c != nil {
+			c.Events = slices.DeleteFunc(c.Events, func(e *conformpb.DopplerLiveEvent) bool {
+				return e.GetDelivered().GetHeader().GetSequence() == dopplerSentinelSeq
+			})
+		}
+		return resp, nil
+	}
+	rep, err := dopplerOnce(context.Background(), nc, url, op, losesSentinel, time.Second)
+	if !errors.Is(err, errCut) {
+		t.Fatalf("error %v, want the report marked cut", err)
+	}
+	// On a loaded machine the frame itself may come after the wait.
+	if rep == nil || len(rep.Events) > 1 || len(rep.Events) == 1 && rep.Events[0].GetDelivered() == nil {
+		t.Errorf("report %v, want the one frame delivered, if it came within the wait", rep)
 	}
 }
