@@ -43,7 +43,8 @@ var publishStreams = []*conformpb.LiveStream{
 
 // Waits of a live.publish input: the publisher's wait for the subscriber
 // and its drain, and conform's read, which ends when the connection has
-// been quiet this long.
+// been quiet this long once every sample owed has come, and at the latest
+// after publishRead or the campaign's --timeout, whichever is longer.
 const (
 	publishWait  = 3 * time.Second
 	publishQuiet = 30 * time.Millisecond
@@ -75,7 +76,7 @@ func (e *Engine) evaluatePublish(ctx context.Context, t *Target, inputs []proto.
 		if !ok || !clampPublish(op) {
 			return nil, errSkip
 		}
-		return publishOnce(ctx, op, do)
+		return publishOnce(ctx, op, do, max(e.Timeout, publishRead))
 	})
 }
 
@@ -84,8 +85,10 @@ func (e *Engine) evaluatePublish(ctx context.Context, t *Target, inputs []proto.
 var errNotReady = fmt.Errorf("%w: the publisher began before the subscriber's Request reached it", errSkip)
 
 // publishOnce has one side listen as a publisher, subscribes to it, runs
-// op, and returns what the subscriber read, decoded.
-func publishOnce(ctx context.Context, op *conformpb.LivePublish, do doFunc) (*conformpb.LiveReport, error) {
+// op, and returns what the subscriber read within read, decoded. A read
+// that ends before every sample the input sends has come returns what came,
+// and errCut.
+func publishOnce(ctx context.Context, op *conformpb.LivePublish, do doFunc, read time.Duration) (*conformpb.LiveReport, error) {
 	lis, err := doLive(ctx, do, &conformpb.LiveOp{Op: &conformpb.LiveOp_ListenPublisher{ListenPublisher: &conformpb.LiveListenPublisher{
 		Streams: publishStreams}}})
 	if err != nil {
@@ -96,7 +99,7 @@ func publishOnce(ctx context.Context, op *conformpb.LivePublish, do doFunc) (*co
 		return nil, errors.New("listen_publisher was answered with another result")
 	}
 	defer doLive(context.WithoutCancel(ctx), do, &conformpb.LiveOp{Op: &conformpb.LiveOp_Close{Close: &conformpb.LiveClose{Publisher: l.GetPublisher()}}})
-	rctx, cancel := context.WithTimeout(ctx, publishRead)
+	rctx, cancel := context.WithTimeout(ctx, read)
 	defer cancel()
 	sub, err := peer.DialPublisher(rctx, l.GetAddress(), 0, peer.Limits{})
 	if err != nil {
@@ -124,14 +127,18 @@ func publishOnce(ctx context.Context, op *conformpb.LivePublish, do doFunc) (*co
 	// Every sample the input sends this subscriber is awaited, however slow
 	// the machine, before the quiet that catches anything extra: a short
 	// quiet alone made a loaded machine look like a publisher that sent
-	// nothing. A publisher that sends fewer is waited for until publishRead.
+	// nothing. A publisher that sends fewer is waited for until read ends.
 	concurrent := op.GetConcurrency() > 1
 	want := samplesFor(op, publishName)
-	sub.Wait(rctx, func(tr peer.Transcript) bool {
+	_, werr := sub.Wait(rctx, func(tr peer.Transcript) bool {
 		return len(decodePublished(tr, concurrent).GetSamples()) >= want
 	})
 	tr, _ := sub.Idle(rctx, publishQuiet)
-	return decodePublished(tr, concurrent), nil
+	rep := decodePublished(tr, concurrent)
+	if werr != nil && rctx.Err() != nil {
+		return rep, fmt.Errorf("%w: %d of the %d samples owed came within %v", errCut, len(rep.GetSamples()), want, read)
+	}
+	return rep, nil
 }
 
 // samplesFor returns how many samples op publishes on streams named name:

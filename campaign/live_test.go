@@ -312,3 +312,30 @@ func TestDopplerCutWithoutSentinel(t *testing.T) {
 		t.Errorf("report %v, want the one frame delivered, if it came within the wait", rep)
 	}
 }
+
+// TestPublishCutShort: a read that ends before every sample the input owes
+// the subscriber has come gives what came, marked cut, never as a whole
+// report.
+func TestPublishCutShort(t *testing.T) {
+	t.Parallel()
+	op := &conformpb.LivePublish{Samples: []*conformpb.LivePublishSample{{Stream: 0, Values: []byte{1}}, {Stream: 0, Values: []byte{2}}}}
+	ref := suites.Default().Reference()
+	// The publisher is told to send one sample of the two the input owes,
+	// as a publisher too slow to send the second within the read shows.
+	sendsOne := func(ctx context.Context, req *conformpb.Request) (*conformpb.Response, error) {
+		if p := req.GetLive().GetPublish(); p != nil {
+			p.Samples = p.Samples[:1]
+		}
+		return ref.Handle(ctx, req), nil
+	}
+	rep, err := publishOnce(context.Background(), op, sendsOne, time.Second)
+	if errors.Is(err, errNotReady) {
+		t.Skip("the publisher began before conform's Request reached it; nothing can be told")
+	}
+	if !errors.Is(err, errCut) {
+		t.Fatalf("error %v, want the report marked cut", err)
+	}
+	if n := len(rep.GetSamples()); n > 1 {
+		t.Errorf("%d samples read, want at most the one sent", n)
+	}
+}
