@@ -82,8 +82,9 @@ var errSkip = errors.New("the input cannot be judged")
 // errCut says a side's play returned the report it had when its wait ran
 // out, before the traffic's end was seen. The reference's cut report is no
 // oracle (on a loaded machine one made a difference that did not replay),
-// so the input is left out. The SUT's is judged as it stands: the wait was
-// at least the SUT's --timeout.
+// so the input is left out. The SUT's is judged as it stands: the target's
+// wait is what it gives every SUT (the doppler and publish targets' last
+// at least the campaign's --timeout).
 var errCut = errors.New("the report was cut by its wait")
 
 // evaluateEach plays each input against the reference and the SUT,
@@ -201,7 +202,8 @@ func liveWrites(in *conformpb.ReadInput) ([][]byte, bool) {
 // harness publisher, sends it writes, ends the stream, and returns the
 // side's report. A sut.Error from do is returned as is; an Unimplemented
 // answer as an *impl.UnimplementedError; a failure of the harness's own
-// peer as another error.
+// peer as another error. A report whose wait for the stream's end ran out
+// is returned with errCut.
 func subscribeOnce(ctx context.Context, writes [][]byte, do doFunc) (*conformpb.LiveReport, error) {
 	pub, err := peer.ListenPublisher(ctx, peer.Limits{})
 	if err != nil {
@@ -236,6 +238,9 @@ func subscribeOnce(ctx context.Context, writes [][]byte, do doFunc) (*conformpb.
 		Subscriber: handle, Until: &conformpb.LiveUntil{Ended: 1}, TimeoutMs: uint32(liveReportTimeout / time.Millisecond)}}})
 	if err != nil {
 		return nil, err
+	}
+	if rep.GetReport().GetTimedOut() {
+		return rep.GetReport(), fmt.Errorf("%w: the side did not see the stream's end within %v", errCut, liveReportTimeout)
 	}
 	return rep.GetReport(), nil
 }

@@ -51,6 +51,31 @@ func liveEngine(pool *Seeds, spec string, im *impl.Impl) *Engine {
 	return e
 }
 
+// TestLiveSubscribeCutShort: a report whose wait for the stream's end ran
+// out is returned marked cut, never as a whole report.
+func TestLiveSubscribeCutShort(t *testing.T) {
+	t.Parallel()
+	ref := suites.Default().Reference()
+	sample, _ := proto.Marshal(&messagepb.Frame{Payload: &messagepb.Frame_Sample{Sample: &messagepb.Sample{StreamRef: 1, Sequence: 1}}})
+	f1, _ := wire.AppendFrame(nil, sample)
+	// The side's wait is said to have run out, as a side too slow to see
+	// the stream's end within it reports.
+	slow := func(ctx context.Context, req *conformpb.Request) (*conformpb.Response, error) {
+		resp := ref.Handle(ctx, req)
+		if r := resp.GetLive().GetReport(); r != nil {
+			r.TimedOut = true
+		}
+		return resp, nil
+	}
+	rep, err := subscribeOnce(context.Background(), [][]byte{f1}, slow)
+	if !errors.Is(err, errCut) {
+		t.Fatalf("error %v, want the report marked cut", err)
+	}
+	if rep == nil {
+		t.Error("no report: what came before the wait ran out is the SUT's to be judged on")
+	}
+}
+
 // TestLiveMutants runs each live target against mutants of the side it
 // drives: each must give a finding within the seeds and a few dozen
 // inputs. Where the finding does not depend on timing it must also replay
