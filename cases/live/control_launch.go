@@ -191,23 +191,56 @@ func (n *nodeRun) register() (*peer.Conn, *controlpb.Register) {
 			n.t.Fatalf("the node did not dial RANVIER_CONTROL within %v of its launch", launchWait(n.t))
 		}
 	}
-	return c, n.firstRegister(c)
+	return n.firstRegister(c)
 }
 
-// firstRegister waits for c's first frame and checks it is a Register; on
-// failure it records why and ends the case.
-func (n *nodeRun) firstRegister(c *peer.Conn) *controlpb.Register {
+// firstRegister waits for the first frame the node sends, on c or, when c
+// ends without a byte, on the node's next connection, and checks it is a
+// Register; on failure it records why and ends the case. It returns the
+// connection that carried the Register.
+func (n *nodeRun) firstRegister(c *peer.Conn) (*peer.Conn, *controlpb.Register) {
 	ctx, cancel := contextWithin(n.ctx, owed(n.t))
 	defer cancel()
-	tr, err := c.WaitFrames(ctx, 1)
+	c, tr, silent, err := n.speaking(ctx, c)
 	if err != nil {
-		n.t.Fatalf("no frame on the control connection within %v of the dial (ranvier-wire §5.2: Register is the first frame): %s", owed(n.t), describeTranscript(tr))
+		n.t.Fatalf("no frame on the control connection within %v of the dial (ranvier-wire §5.2: Register is the first frame): %s%s", owed(n.t), describeTranscript(tr), describeSilent(silent))
 	}
 	first := tr.ControlMessages()[0]
 	if first.Err != nil || first.Msg.GetRegister() == nil {
 		n.t.Fatalf("the first frame on the control connection is not ToRuntime{register} (ranvier-wire §5.2): it is %s", describeToRuntime(first))
 	}
-	return first.Msg.GetRegister()
+	return c, first.Msg.GetRegister()
+}
+
+// speaking waits until ctx ends for a connection of the node's, c or a
+// later one, to carry a whole frame, and returns that connection and its
+// transcript. A connection the node ends without sending a byte is passed
+// over for its next one, and counted in silent: a dial the node abandoned
+// (its own dial timeout firing on a loaded machine after the kernel had
+// already accepted) sends nothing, so it breaks no rule about what a
+// connection's first frame is. On error, c is the last connection waited on.
+func (n *nodeRun) speaking(ctx context.Context, c *peer.Conn) (_ *peer.Conn, _ peer.Transcript, silent int, _ error) {
+	for {
+		tr, err := c.WaitFrames(ctx, 1)
+		if err == nil || !tr.Ended || tr.Bytes > 0 || tr.ClosedByPeer {
+			return c, tr, silent, err
+		}
+		silent++
+		next, aerr := n.rt.Accept(ctx)
+		if aerr != nil {
+			return c, tr, silent, err
+		}
+		c = next
+	}
+}
+
+// describeSilent says how many connections the node ended without sending
+// a byte, if any.
+func describeSilent(silent int) string {
+	if silent == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; the node had ended %d connection(s) without sending a byte and dialled no other", silent)
 }
 
 func describeToRuntime(m peer.ControlMessage) string {

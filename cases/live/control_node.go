@@ -387,7 +387,7 @@ func nodeRedialRegistersFirst(t *cases.T) {
 	if again == nil {
 		t.Skipf("the node did not redial within %v of the dropped connection (redialling is a MAY): there is no second connection to judge", owed(t))
 	}
-	reg := n.firstRegister(again)
+	_, reg := n.firstRegister(again)
 	if reg.GetNodeId() != n.rt.NodeID() || reg.GetToken() != n.rt.Token() {
 		t.Fail(evidence.Named("Register", reports.Evidence{Message: "the Register on the redialled connection does not name RANVIER_NODE_ID and RANVIER_TOKEN (ranvier-wire §3.2)",
 			Expected: fmt.Sprintf(`a Register with "nodeId":%q, "token":%q`, n.rt.NodeID(), n.rt.Token()), Got: meaning.Render(reg)}))
@@ -1038,7 +1038,7 @@ func nodeRedial(t *cases.T) {
 	}
 	ctx, cancel := contextWithin(n.ctx, owed(t))
 	defer cancel()
-	tr, err := again.WaitFrames(ctx, 1)
+	again, tr, _, err := n.speaking(ctx, again)
 	if err != nil || tr.ControlMessages()[0].Msg.GetRegister() == nil {
 		t.Note("the node redialled; its first frame on the new connection was not a Register (live/5.2/node-redial-registers-first judges that)")
 		return
