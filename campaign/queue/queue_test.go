@@ -315,11 +315,29 @@ func TestTwoWorkers(t *testing.T) {
 
 	units := makeUnits(20)
 	var runs runCounter
+	// A worker runs one unit at a time, so two units in flight are both
+	// workers at work. Until then a unit waits: on a loaded machine one
+	// worker could otherwise run all twenty before the other started, and
+	// the split this test checks would not happen.
+	var (
+		inFlight atomic.Int32
+		both     = make(chan struct{})
+		bothOnce sync.Once
+	)
 	// The workers start before the coordinator has created the campaign,
 	// and wait for it. Every unit also reports "everyone", so both workers
 	// report that signature.
 	startWorkers(t, ep, Options{}, 2, func(ctx context.Context, u Unit, report func(Finding) error) (Result, error) {
 		runs.add(u.ID)
+		if inFlight.Add(1) >= 2 {
+			bothOnce.Do(func() { close(both) })
+		}
+		defer inFlight.Add(-1)
+		select {
+		case <-both:
+		case <-ctx.Done():
+			return Result{}, ctx.Err()
+		}
 		body, _ := json.Marshal(findingBody{Unit: u.ID})
 		if err := report(Finding{Signature: "everyone", Body: body}); err != nil {
 			return Result{}, err
