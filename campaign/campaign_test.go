@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/conform-suite/conform/campaign/gen"
 	"github.com/conform-suite/conform/corpus"
 	"github.com/conform-suite/conform/fuzz/seeds"
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
@@ -87,6 +89,26 @@ func TestSeedPoolCoversTargets(t *testing.T) {
 		if len(pool.For(tg)) == 0 {
 			t.Errorf("%s has no seeds from the catalogue or the corpus", tg.Name)
 		}
+	}
+}
+
+// TestSplitLeavesOversizedEntries: an entry above maxSeedBytes keeps its
+// place among a case's inputs, so the spread and the names of the others
+// do not move, but is neither copied nor made a seed.
+func TestSplitLeavesOversizedEntries(t *testing.T) {
+	tg, ok := Lookup(testTargets(), "wire.read-frames")
+	if !ok {
+		t.Fatal("no wire.read-frames target")
+	}
+	var ins []proto.Message
+	for i, size := range []int{8, maxSeedBytes + 1, 8} {
+		in := tg.generate(gen.New(rand.New(rand.NewPCG(uint64(i), 1)), tg.decl.Format))
+		gen.PlaceBytes(in, bytes.Repeat([]byte{byte(i)}, size))
+		ins = append(ins, in)
+	}
+	out := tg.split(tg.request(ins))
+	if len(out) != 3 || out[1] != nil || !proto.Equal(out[0], ins[0]) || !proto.Equal(out[2], ins[2]) {
+		t.Fatalf("split gave %d inputs (the second nil: %v), want the first and last as sent and the oversized one nil", len(out), len(out) > 1 && out[1] == nil)
 	}
 }
 

@@ -75,8 +75,11 @@ func LoadSeeds(ctx context.Context, reg *suite.Registry, dirs []string, logf fun
 	// the map held a second copy of the pool.
 	seen := map[string]map[[sha256.Size]byte]bool{}
 	add := func(t *Target, name string, in proto.Message) {
+		if in == nil {
+			return
+		}
 		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(in)
-		if err != nil || len(b) > 4<<20 {
+		if err != nil || len(b) > maxSeedBytes {
 			return
 		}
 		if seen[t.Name] == nil {
@@ -212,38 +215,26 @@ func isDir(p string) bool {
 }
 
 // harvest runs the cases of the suites that declare codec targets against
-// a reference (made by reference) with a client that records every request,
-// and splits each recorded batch into inputs of the targets.
+// a reference (made by reference) with a client that splits every request
+// into inputs of the targets as it passes, and gives each target a spread
+// of each case's inputs.
 func harvest(ctx context.Context, all []cases.Case, reference func() *impl.Impl, targets []*Target, add func(*Target, string, proto.Message)) error {
 	if len(all) == 0 {
 		return nil
 	}
-	rec := &recorder{Client: builtin.New("builtin:reference", reference())}
+	rec := &recorder{Client: builtin.New("builtin:reference", reference()), targets: targets, byTarget: map[*Target][]input{}}
 	for _, c := range all {
 		if !slices.ContainsFunc(targets, func(t *Target) bool { return t.Suite == c.Suite() && t.live == nil }) {
 			continue
 		}
 		runner.Run(ctx, runner.Config{Spec: "builtin:reference", Client: rec, Cases: []cases.Case{c}, Seed: 1})
-		type input struct {
-			n  int // the input's index among all the case's inputs
-			in proto.Message
-		}
-		byTarget := map[*Target][]input{}
-		n := 0
-		for _, req := range rec.reqs {
-			for _, t := range targets {
-				for _, in := range t.split(req) {
-					byTarget[t] = append(byTarget[t], input{n, in})
-					n++
-				}
-			}
-		}
 		for _, t := range targets {
-			for _, in := range spread(byTarget[t], maxCaseSeeds) {
+			for _, in := range spread(rec.byTarget[t], maxCaseSeeds) {
 				add(t, fmt.Sprintf("case:%s#%d", c.ID, in.n), in.in)
 			}
 		}
-		rec.reqs = rec.reqs[:0]
+		clear(rec.byTarget)
+		rec.n = 0
 	}
 	return ctx.Err()
 }
@@ -255,6 +246,11 @@ func harvest(ctx context.Context, all []cases.Case, reference func() *impl.Impl,
 // made the pool 44 MB, built and held by every fuzz process and walked
 // input by input before the first generated one.
 const maxCaseSeeds = 32
+
+// maxSeedBytes bounds one seed's encoding. The cases' largest inputs (a
+// 16 MiB frame) would each cost a fuzz process that much to hold, and far
+// more to mutate and send, for no structure smaller seeds lack.
+const maxSeedBytes = 4 << 20
 
 // spread returns at most n of xs, evenly spaced from the first to the last
 // and in order, so that a bounded case still seeds its whole range.
@@ -270,7 +266,9 @@ func spread[E any](xs []E, n int) []E {
 }
 
 // split returns the inputs of req if it is this target's op, one per entry
-// of its batched list.
+// of its batched list. An entry whose encoding alone is above maxSeedBytes
+// is returned as nil, uncopied: it keeps its place among the case's inputs
+// but cannot become a seed.
 func (t *Target) split(req *conformpb.Request) []proto.Message {
 	op := t.opIn(req)
 	if op == nil {
@@ -289,11 +287,28 @@ func (t *Target) split(req *conformpb.Request) []proto.Message {
 	bare = proto.Clone(bare.Interface()).ProtoReflect()
 	var out []proto.Message
 	for i := 0; i < l.Len(); i++ {
+		if entrySize(t.list, l.Get(i)) > maxSeedBytes {
+			out = append(out, nil)
+			continue
+		}
 		in := proto.Clone(bare.Interface())
 		in.ProtoReflect().Mutable(t.list).List().Append(cloneValue(t.list, l.Get(i)))
 		out = append(out, in)
 	}
 	return out
+}
+
+// entrySize is the size of a list entry's own encoding, without its tag.
+func entrySize(fd protoreflect.FieldDescriptor, v protoreflect.Value) int {
+	switch fd.Kind() {
+	case protoreflect.MessageKind, protoreflect.GroupKind:
+		return proto.Size(v.Message().Interface())
+	case protoreflect.BytesKind:
+		return len(v.Bytes())
+	case protoreflect.StringKind:
+		return len(v.String())
+	}
+	return 0
 }
 
 func cloneValue(fd protoreflect.FieldDescriptor, v protoreflect.Value) protoreflect.Value {
@@ -306,14 +321,31 @@ func cloneValue(fd protoreflect.FieldDescriptor, v protoreflect.Value) protorefl
 	return v
 }
 
-// recorder is a client that keeps every request it passes on.
+// recorder is a client that splits every request it passes on into inputs
+// of the targets, numbered in the order the case sent them. It splits the
+// request before the reference sees it, so nothing the reference does to it
+// can change the inputs, and keeps no copy of the whole request: a case's
+// 16 MiB input was cloned whole only to be split and dropped.
 type recorder struct {
 	sut.Client
-	reqs []*conformpb.Request
+	targets  []*Target
+	byTarget map[*Target][]input
+	n        int // the next input's index among all the case's inputs
+}
+
+// input is one input a case sent, and its index among all the case's.
+type input struct {
+	n  int
+	in proto.Message // nil when too large to be a seed
 }
 
 func (r *recorder) Do(ctx context.Context, req *conformpb.Request) (*conformpb.Response, error) {
-	r.reqs = append(r.reqs, proto.Clone(req).(*conformpb.Request))
+	for _, t := range r.targets {
+		for _, in := range t.split(req) {
+			r.byTarget[t] = append(r.byTarget[t], input{r.n, in})
+			r.n++
+		}
+	}
 	return r.Client.Do(ctx, req)
 }
 
