@@ -243,11 +243,17 @@ func readBounded(path string, limit int64) ([]byte, error) {
 	return b, nil
 }
 
-// ReplayRuns is how many times Replay sends a finding's inputs. A finding
-// may depend on state the SUT kept from earlier requests of the campaign
-// (a counter shared across sockets, say), which a freshly started SUT has
-// not built up on the first run but has on the second.
+// ReplayRuns is how many runs of a finding's inputs Reproduce judges. A
+// finding may depend on state the SUT kept from earlier requests of the
+// campaign (a counter shared across sockets, say), which a freshly started
+// SUT has not built up on the first run but has on the second.
 const ReplayRuns = 2
+
+// maxReplayAttempts bounds the runs Reproduce makes in all. A run that left
+// an input out judged nothing of it (on a loaded machine, the reference's
+// report of a live input cut by its wait), so it does not count among
+// ReplayRuns and is made again, up to this many runs.
+const maxReplayAttempts = 3 * ReplayRuns
 
 // A Replayed is what replaying a finding showed.
 type Replayed struct {
@@ -257,6 +263,11 @@ type Replayed struct {
 	Observation Observation
 	// Others are the other problems the inputs showed, once per signature.
 	Others []Observation
+	// Judged counts the runs that judged every input; LeftOut the runs that
+	// left one out, proving nothing of it either way. A finding that did
+	// not reproduce in no judged run was not shown fixed: it could not be
+	// judged.
+	Judged, LeftOut int
 	// Target and Inputs are the finding's, as sent.
 	Target *Target
 	Inputs []proto.Message
@@ -264,34 +275,54 @@ type Replayed struct {
 	oracle oracle
 }
 
-// Reproduce reruns a finding's inputs against the engine's SUT, up to
-// ReplayRuns times until it reproduces, and returns what they showed.
+// Reproduce reruns a finding's inputs against the engine's SUT until the
+// finding reproduces or ReplayRuns runs have judged every input (at most
+// maxReplayAttempts runs), and returns what they showed.
 func (e *Engine) Reproduce(ctx context.Context, f *Finding) (*Replayed, error) {
 	t, inputs, err := f.ParseInputs(e.targets)
 	if err != nil {
 		return nil, err
 	}
 	r := &Replayed{Target: t, Inputs: inputs, oracle: e.oracle(t)}
-	seen := map[string]bool{}
-	for run := 0; run < ReplayRuns && !r.Reproduced; run++ {
+	err = r.replay(f.Signature, func() ([]Observation, bool, error) {
+		skipped := e.Skipped
 		obs, err := e.Evaluate(ctx, t, inputs)
 		if errors.Is(err, errUnsupported) {
-			return nil, fmt.Errorf("the SUT does not implement %s: %s", t.Name, e.unsupported[t.Name])
+			return nil, false, fmt.Errorf("the SUT does not implement %s: %s", t.Name, e.unsupported[t.Name])
 		}
+		return obs, e.Skipped > skipped, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// replay makes the runs of Reproduce: run sends the inputs once and
+// returns what differed and whether it left an input out.
+func (r *Replayed) replay(signature string, run func() (obs []Observation, leftOut bool, err error)) error {
+	seen := map[string]bool{}
+	for attempt := 0; attempt < maxReplayAttempts && r.Judged < ReplayRuns && !r.Reproduced; attempt++ {
+		obs, leftOut, err := run()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, o := range obs {
 			switch {
-			case o.Signature == f.Signature && !r.Reproduced:
+			case o.Signature == signature && !r.Reproduced:
 				r.Reproduced, r.Observation = true, o
-			case o.Signature != f.Signature && !seen[o.Signature]:
+			case o.Signature != signature && !seen[o.Signature]:
 				seen[o.Signature] = true
 				r.Others = append(r.Others, o)
 			}
 		}
+		if leftOut {
+			r.LeftOut++
+		} else {
+			r.Judged++
+		}
 	}
-	return r, nil
+	return nil
 }
 
 // Replay is Reproduce reduced to whether the finding came back and the

@@ -350,3 +350,93 @@ func TestFindingMustBeSeenAgain(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayRetriesRunsThatLeftAnInputOut: a run that left an input out
+// proved nothing of it, so it neither shows a finding fixed nor counts
+// among the runs that must judge every input; it is made again, a bounded
+// number of times, and a replay no run of which judged every input says so
+// (issue 13: under load, a finding against the payload-bytes-unchecked
+// mutant "did not replay" because both runs' reference reports were cut).
+func TestReplayRetriesRunsThatLeftAnInputOut(t *testing.T) {
+	const sig = "doppler.live-subscribe.diff-00000001"
+	found := Observation{Signature: sig}
+	other := Observation{Signature: "doppler.live-subscribe.diff-00000002"}
+	type run struct {
+		obs     []Observation
+		leftOut bool
+	}
+	leftOut := run{leftOut: true}
+	for _, tc := range []struct {
+		name                  string
+		runs                  []run // what each run shows; past the end, a clean run that judged all
+		reproduced            bool
+		made, judged, leftout int
+		others                int
+	}{
+		{"reproduces at once", []run{{obs: []Observation{found}}}, true, 1, 1, 0, 0},
+		{"reproduces on the second judged run", []run{{}, {obs: []Observation{other, found}}}, true, 2, 2, 0, 1},
+		{"fixed: two judged runs show nothing", nil, false, 2, 2, 0, 0},
+		{"runs that left an input out are made again", []run{leftOut, leftOut, {obs: []Observation{found}}}, true, 3, 1, 2, 0},
+		{"left out, then judged clean", []run{leftOut, {}, leftOut}, false, 4, 2, 2, 0},
+		{"never judged: bounded, and says so", []run{leftOut, leftOut, leftOut, leftOut, leftOut, leftOut, leftOut}, false, maxReplayAttempts, 0, maxReplayAttempts, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &Replayed{}
+			made := 0
+			err := r.replay(sig, func() ([]Observation, bool, error) {
+				made++
+				if made > len(tc.runs) {
+					return nil, false, nil
+				}
+				return tc.runs[made-1].obs, tc.runs[made-1].leftOut, nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Reproduced != tc.reproduced || made != tc.made || r.Judged != tc.judged || r.LeftOut != tc.leftout || len(r.Others) != tc.others {
+				t.Errorf("reproduced %v after %d runs (%d judged, %d left an input out, %d other problems), want %v after %d (%d, %d, %d)",
+					r.Reproduced, made, r.Judged, r.LeftOut, len(r.Others), tc.reproduced, tc.made, tc.judged, tc.leftout, tc.others)
+			}
+		})
+	}
+}
+
+// TestReproduceCountsInputsLeftOut: Reproduce tells a run that left an
+// input out from one that judged it. Over a carrier too small for any of
+// the finding's inputs every run leaves them out, so the replay is made
+// maxReplayAttempts times and judges nothing, rather than calling the
+// finding fixed.
+func TestReproduceCountsInputsLeftOut(t *testing.T) {
+	t.Parallel()
+	f := &Finding{Version: FindingVersion, Signature: "wire.read-frames.diff-00000001", Target: "wire.read-frames", Kind: KindDiff,
+		Inputs: []json.RawMessage{json.RawMessage(`{"inputs":[{"chunks":[{"data":"AAAAAQc="}]}]}`)}}
+	m, ok := suites.Default().MutantImpl("zero-length-is-end")
+	if !ok {
+		t.Fatal("no mutant zero-length-is-end")
+	}
+	for _, tc := range []struct {
+		name            string
+		client          sut.Client
+		judged, leftOut int
+	}{
+		{"a carrier for every input", builtin.New("builtin:mutant", m), ReplayRuns, 0},
+		{"a carrier for none", carrierOf{builtin.New("builtin:mutant", m), 1}, 0, maxReplayAttempts},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := NewEngine(tc.client, testRegistry(), "builtin:mutant", testSeeds(t), 1, time.Minute, nil)
+			r, err := e.Reproduce(context.Background(), f)
+			if err != nil || r.Reproduced || r.Judged != tc.judged || r.LeftOut != tc.leftOut {
+				t.Fatalf("replay: %+v, %v; want %d run(s) judged and %d that left the input out", r, err, tc.judged, tc.leftOut)
+			}
+		})
+	}
+}
+
+// carrierOf is a client on a carrier that carries messages of at most max
+// bytes, as a NATS broker's max_payload limits them.
+type carrierOf struct {
+	sut.Client
+	max int
+}
+
+func (c carrierOf) MaxMessage() int { return c.max }

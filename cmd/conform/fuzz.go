@@ -60,7 +60,8 @@ Exit status (conform fuzz, its --queue coordinator, conform fuzz worker):
      request, --duration ended before the first input, the SUT was lost
      (16 failed requests in a row), units failed
 conform replay exits 1 when the finding reproduces, 0 when it does not, 2
-for a file or command line it cannot use, 3 when the SUT did not start.
+for a file or command line it cannot use, 3 when the SUT did not start or
+no run judged every input (the finding could not be judged either way).
 `
 
 // cmdFuzz runs a fuzzing campaign (conform fuzz, fuzz worker, fuzz
@@ -740,7 +741,14 @@ func cmdReplay(ctx context.Context, reg *suite.Registry, args []string, _ io.Rea
 		fmt.Fprintf(stdout, "%s: reproduces against %s (%s %s)\n%s", f.Signature, *spec, o.Kind, o.Detail, indent(r.Evidence(o)))
 		return exitFindings
 	}
-	fmt.Fprintf(stdout, "%s: does not reproduce against %s\n", f.Signature, *spec)
+	if r.Judged == 0 {
+		// Not a fix: no run judged every input, so nothing was shown
+		// either way.
+		fmt.Fprintf(stdout, "%s: could not be judged against %s: each of its %d runs left an input out (the reference's report of a live input cut by its wait, on a machine too busy, or an input the carrier cannot carry); try again with a longer --timeout or on a quieter machine\n",
+			f.Signature, *spec, r.LeftOut)
+		return exitCouldNotRun
+	}
+	fmt.Fprintf(stdout, "%s: does not reproduce against %s (%d run(s) judged every input)\n", f.Signature, *spec, r.Judged)
 	return 0
 }
 
