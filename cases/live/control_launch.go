@@ -361,7 +361,7 @@ func (n *nodeRun) excused(from, to time.Time, waitsAtFrom map[int]time.Duration,
 		e.harness = n.meter.lateIn(from, to)
 	}
 	e.waits = n.waits()
-	e.node = mostWaited(waitsAtFrom, e.waits)
+	e.node = proc.MostWaited(waitsAtFrom, e.waits)
 	return e
 }
 
@@ -370,7 +370,7 @@ func (n *nodeRun) waits() map[int]time.Duration {
 	if n.cpuWaits != nil {
 		return n.cpuWaits()
 	}
-	return cpuWaits(n.p.Pid())
+	return n.p.CPUWaits()
 }
 
 func (n *nodeRun) beatFailure(got string, period time.Duration, ex excuse, what string) {

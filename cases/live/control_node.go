@@ -7,6 +7,7 @@ import (
 
 	"github.com/conform-suite/conform/cases"
 	"github.com/conform-suite/conform/live/peer"
+	"github.com/conform-suite/conform/proc"
 	"github.com/conform-suite/conform/proto/conform/v1/meaning"
 	controlpb "github.com/conform-suite/conform/proto/ranvier/control/v1"
 	reflive "github.com/conform-suite/conform/ref/live"
@@ -989,7 +990,7 @@ func nodeFramingError(t *cases.T) {
 	if err != nil {
 		// Open still: a node that took the connection as lost and keeps the
 		// socket has at least stopped beating on it.
-		limit := fastPeriod + slack(fastPeriod) + n.meter.late(n.ctx, mark.At, time.Now()) + mostWaited(waits, n.waits())
+		limit := fastPeriod + slack(fastPeriod) + n.meter.late(n.ctx, mark.At, time.Now()) + proc.MostWaited(waits, n.waits())
 		for _, m := range alives(messagesSince(c, mark.Frames)) {
 			if m.At.Sub(mark.At) > limit {
 				t.Fail(evidence.Named("the control connection after the too-large prefix", reports.Evidence{Message: "after a prefix claiming 16,777,217 bytes the node went on using the control connection (ranvier-wire §6.2: a node treats a framing error as the connection lost)",

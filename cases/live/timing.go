@@ -158,15 +158,3 @@ func (m *lateMeter) lateIn(from, to time.Time) time.Duration {
 	}
 	return worst
 }
-
-// mostWaited returns the most any one thread waited for a CPU between two
-// cpuWaits snapshots; a thread that appeared meanwhile counts from 0. One
-// thread is what fires a timer, and the most any one waited is the most its
-// timer may have been held up by the machine.
-func mostWaited(before, after map[int]time.Duration) time.Duration {
-	var most time.Duration
-	for tid, d := range after {
-		most = max(most, d-before[tid])
-	}
-	return most
-}

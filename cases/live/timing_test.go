@@ -3,8 +3,6 @@ package live
 import (
 	"context"
 	"net"
-	"os"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -171,31 +169,6 @@ func TestMeterSeesAStall(t *testing.T) {
 		if got := m.lateIn(base.Add(tc.from), base.Add(tc.to)); got != tc.want {
 			t.Errorf("lateIn(%v, %v) = %v, want %v", tc.from, tc.to, got, tc.want)
 		}
-	}
-}
-
-// TestMostWaited: the excuse is the most one thread waited, new threads
-// counted from 0.
-func TestMostWaited(t *testing.T) {
-	before := map[int]time.Duration{1: time.Second, 2: 5 * time.Second}
-	after := map[int]time.Duration{1: 1300 * time.Millisecond, 2: 5100 * time.Millisecond, 3: 200 * time.Millisecond}
-	if got := mostWaited(before, after); got != 300*time.Millisecond {
-		t.Errorf("mostWaited = %v, want 300ms", got)
-	}
-	if got := mostWaited(before, nil); got != 0 {
-		t.Errorf("mostWaited with nothing after = %v, want 0", got)
-	}
-}
-
-// TestCPUWaitsOfThisProcess: on Linux a process's threads and their waits
-// for a CPU are read.
-func TestCPUWaitsOfThisProcess(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("CPU waits are read on Linux only")
-	}
-	w := cpuWaits(os.Getpid())
-	if len(w) < 2 {
-		t.Errorf("cpuWaits(self) = %v, want every thread of this Go process", w)
 	}
 }
 

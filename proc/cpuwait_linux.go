@@ -1,4 +1,4 @@
-package live
+package proc
 
 import (
 	"bytes"
@@ -7,13 +7,13 @@ import (
 	"time"
 )
 
-// cpuWaits returns, for every thread of process pid and of its
+// CPUWaits returns, for every thread of process pid and of its
 // descendants, how long it has been runnable but waiting for a CPU since it
 // started (the run_delay of /proc/PID/task/TID/schedstat), keyed by thread
 // ID; nil when the system does not say. A machine busy with other work keeps
-// a launched node waiting exactly so, and a case judging the node's timing
-// excuses it that much.
-func cpuWaits(pid int) map[int]time.Duration {
+// a child waiting exactly so, and what judges the child's timing excuses it
+// that much.
+func CPUWaits(pid int) map[int]time.Duration {
 	out := map[int]time.Duration{}
 	seen := map[int]bool{}
 	var walk func(pid int, depth int)
