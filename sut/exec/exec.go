@@ -99,6 +99,10 @@ func (c *Client) Do(ctx context.Context, req *conformpb.Request) (*conformpb.Res
 		}
 	}
 	p := c.proc
+	// The op's deadline is the SUT's own time, stretched by what the
+	// machine kept it waiting for a CPU (patience.go).
+	ctx, stretched, release := patient(ctx, p.p.CPUWaits)
+	defer release()
 	ctx, cancel := p.untilExit(ctx)
 	defer cancel()
 	resp, err := p.sess.Do(ctx, req)
@@ -109,6 +113,10 @@ func (c *Client) Do(ctx context.Context, req *conformpb.Request) (*conformpb.Res
 		}
 		if errors.Is(context.Cause(ctx), errExited) {
 			se = &sut.Error{Kind: reports.KindCrash, Detail: "the SUT exited without answering", Err: err}
+		}
+		if waited, budget := stretched.Waited(); se.Kind == reports.KindTimeout && waited > 0 {
+			se.Detail += fmt.Sprintf(": %v of its own, and the %v the machine kept it waiting for a CPU (excused up to %d times the op's time)",
+				budget.Round(time.Millisecond), waited.Round(time.Millisecond), MaxStretch)
 		}
 		p.stop(se)
 		c.proc = nil

@@ -7,6 +7,7 @@ import (
 	"os"
 	osexec "os/exec"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -39,6 +40,8 @@ func serve(name string) int {
 		err = sut.Serve(ctx, os.Stdin, os.Stdout, suites.Default().Reference(), sut.Binary)
 	case "reference-json":
 		err = sut.Serve(ctx, os.Stdin, os.Stdout, suites.Default().Reference(), sut.JSON)
+	case "spin":
+		err = sut.Serve(ctx, os.Stdin, os.Stdout, spinning{suites.Default().Reference()}, sut.Binary)
 	case "die-holding-stdout", "exit-holding-stdout":
 		// A descendant keeps stdout open while the SUT itself dies: at its
 		// first request, or before its Hello.
@@ -67,6 +70,18 @@ func serve(name string) int {
 	}
 	return 0
 }
+
+// spinning says the reference's Hello and then, at its first request,
+// spins on the CPU for ever: a hang that is runnable all along.
+type spinning struct{ sut.Handler }
+
+func (spinning) Handle(context.Context, *conformpb.Request) *conformpb.Response {
+	for {
+		spun.Add(1)
+	}
+}
+
+var spun atomic.Uint64
 
 func start(t testing.TB, name string, env ...string) *exec.Client {
 	t.Helper()
@@ -178,6 +193,25 @@ func TestFaults(t *testing.T) {
 				t.Fatalf("after restart: %v", err)
 			}
 		})
+	}
+}
+
+// TestSpinningHangIsBounded: a SUT spinning in a hang is runnable all
+// along, so on a busy machine its waits for a CPU stretch the op's
+// deadline (patience.go), but never past 1+MaxStretch times the op's time.
+// An idle hang is "hang" of TestFaults, which times out on time.
+func TestSpinningHangIsBounded(t *testing.T) {
+	t.Parallel()
+	c := start(t, "spin")
+	const op = 300 * time.Millisecond
+	began := time.Now()
+	_, err := do(t, c, op)
+	took := time.Since(began)
+	se := wantKind(t, err, reports.KindTimeout)
+	// The bound is (1+MaxStretch) times op; the margin above it is for the
+	// kill, the read's wake and a machine busy enough to stretch at all.
+	if bound := (1+exec.MaxStretch)*op + 5*time.Second; took < op || took > bound {
+		t.Errorf("the spinning SUT timed out after %v, want between %v and %v: %v", took, op, bound, se)
 	}
 }
 

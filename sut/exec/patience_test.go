@@ -1,0 +1,98 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestPatientStretchesForCPUWaitsOnly: an op's deadline moves by what the
+// SUT waited for a CPU after the first look, never past MaxStretch times
+// the op's time, and not at all for a SUT that waited for nothing. The
+// waits are given, so the claims hold however busy the machine running the
+// test is; only lower bounds on time are asserted, since a busy machine
+// can only make a timer late.
+func TestPatientStretchesForCPUWaitsOnly(t *testing.T) {
+	const budget = 200 * time.Millisecond
+	for _, tc := range []struct {
+		name string
+		// waited is the SUT's wait for a CPU, given the time since the op
+		// began.
+		waited    func(since time.Duration) time.Duration
+		atLeast   time.Duration // the op ends no sooner
+		wantWait  bool          // a wait is reported
+		wantCause error
+	}{
+		{"no wait: ends at the deadline", func(time.Duration) time.Duration { return 0 }, budget, false, errOpTimeout},
+		{"one stall of 300ms: moved by it", func(since time.Duration) time.Duration {
+			if since > budget/2 {
+				return 300 * time.Millisecond
+			}
+			return 0
+		}, budget + 300*time.Millisecond, true, errOpTimeout},
+		{"waiting for ever: bounded", func(since time.Duration) time.Duration { return 10 * since }, (1 + MaxStretch) * budget, true, errOpTimeout},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			parent, cancel := context.WithTimeout(context.Background(), budget)
+			defer cancel()
+			start := time.Now()
+			ctx, s, release := patient(parent, func() map[int]time.Duration {
+				return map[int]time.Duration{1: tc.waited(time.Since(start))}
+			})
+			defer release()
+			if _, ok := ctx.Deadline(); ok {
+				t.Fatal("the patient context carries a deadline a reader would apply as it stands")
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(30 * time.Second): // far beyond any stretch of 200ms
+				t.Fatal("the op never ended")
+			}
+			took := time.Since(start)
+			if took < tc.atLeast {
+				t.Errorf("the op ended after %v, want no sooner than %v", took, tc.atLeast)
+			}
+			if cause := context.Cause(ctx); !errors.Is(cause, tc.wantCause) {
+				t.Errorf("cause %v, want %v", cause, tc.wantCause)
+			}
+			if w, b := s.Waited(); (w > 0) != tc.wantWait || b <= 0 || b > budget {
+				t.Errorf("Waited() = %v of %v, want a wait: %v", w, b, tc.wantWait)
+			}
+		})
+	}
+}
+
+// TestPatientEndsAtOnce: an interrupt ends the op at once, whatever the
+// waits; an op answered before the first look reads no waits at all.
+func TestPatientEndsAtOnce(t *testing.T) {
+	var looks atomic.Int32
+	waits := func() map[int]time.Duration {
+		looks.Add(1)
+		return map[int]time.Duration{1: time.Hour}
+	}
+	parent, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, _, release := patient(parent, waits)
+	cancel()
+	select {
+	case <-ctx.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("an interrupt did not end the op")
+	}
+	if cause := context.Cause(ctx); !errors.Is(cause, context.Canceled) {
+		t.Errorf("cause %v, want the interrupt's", cause)
+	}
+	release()
+
+	parent, cancel = context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ctx, _, release = patient(parent, waits)
+	release()
+	if ctx.Err() == nil {
+		t.Error("release left the op's context running")
+	}
+	if n := looks.Load(); n != 0 {
+		t.Errorf("%d looks at the SUT's waits for ops that ended before the first look", n)
+	}
+}
