@@ -357,7 +357,7 @@ func liveJoinReady(t *cases.T) {
 			// two apart.
 			l.publish(l.nc, subject, frameMessage(dp.TypeCI16, 2, p))
 			evs = l.gatherUntil(h, 2)
-			input += fmt.Sprintf("; nothing arrived within %v, so conform published frame 2 and waited for it as long", arrivalWait(l.t))
+			input += fmt.Sprintf("; nothing arrived within %v, so conform published frame 2 and waited for it as long", deliveryWait(l.t))
 			want = append(want, frameText(2, dp.TypeCI16, p))
 		}
 		if got := eventTexts(evs); !evidence.Equal(want, got) {

@@ -447,7 +447,7 @@ func (l *live) queueDepth(want uint64) uint64 {
 	if err != nil {
 		return 0
 	}
-	deadline := time.Now().Add(arrivalWait(l.t))
+	deadline := time.Now().Add(deliveryWait(l.t))
 	for {
 		ctx, cancel := context.WithTimeout(l.t.Context(), connectWait(l.t))
 		info, err := st.Info(ctx)
