@@ -20,24 +20,31 @@ func TestPatientStretchesForCPUWaitsOnly(t *testing.T) {
 		name string
 		// waited is the SUT's wait for a CPU, given the time since the op
 		// began.
-		waited    func(since time.Duration) time.Duration
-		atLeast   time.Duration // the op ends no sooner
-		wantWait  bool          // a wait is reported
+		waited func(since time.Duration) time.Duration
+		// past is how long after the deadline the op ends at the soonest,
+		// given the op's time as patient measured it.
+		past      func(opTime time.Duration) time.Duration
+		wantWait  bool // a wait is reported
 		wantCause error
 	}{
-		{"no wait: ends at the deadline", func(time.Duration) time.Duration { return 0 }, budget, false, errOpTimeout},
+		{"no wait: ends at the deadline", func(time.Duration) time.Duration { return 0 },
+			func(time.Duration) time.Duration { return 0 }, false, errOpTimeout},
 		{"one stall of 300ms: moved by it", func(since time.Duration) time.Duration {
 			if since > budget/2 {
 				return 300 * time.Millisecond
 			}
 			return 0
-		}, budget + 300*time.Millisecond, true, errOpTimeout},
-		{"waiting for ever: bounded", func(since time.Duration) time.Duration { return 10 * since }, (1 + MaxStretch) * budget, true, errOpTimeout},
+		}, func(time.Duration) time.Duration { return 300 * time.Millisecond }, true, errOpTimeout},
+		{"waiting for ever: bounded", func(since time.Duration) time.Duration { return 10 * since },
+			func(opTime time.Duration) time.Duration { return MaxStretch * opTime }, true, errOpTimeout},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			parent, cancel := context.WithTimeout(context.Background(), budget)
 			defer cancel()
-			start := time.Now()
+			// The op began budget before its deadline; a clock read after
+			// WithTimeout would be late by however long the machine took.
+			deadline, _ := parent.Deadline()
+			start := deadline.Add(-budget)
 			ctx, s, release := patient(parent, func() map[int]time.Duration {
 				return map[int]time.Duration{1: tc.waited(time.Since(start))}
 			})
@@ -50,9 +57,9 @@ func TestPatientStretchesForCPUWaitsOnly(t *testing.T) {
 			case <-time.After(30 * time.Second): // far beyond any stretch of 200ms
 				t.Fatal("the op never ended")
 			}
-			took := time.Since(start)
-			if took < tc.atLeast {
-				t.Errorf("the op ended after %v, want no sooner than %v", took, tc.atLeast)
+			late := time.Since(deadline)
+			if _, opTime := s.Waited(); late < tc.past(opTime) {
+				t.Errorf("the op ended %v after its deadline, want no sooner than %v after", late, tc.past(opTime))
 			}
 			if cause := context.Cause(ctx); !errors.Is(cause, tc.wantCause) {
 				t.Errorf("cause %v, want %v", cause, tc.wantCause)
