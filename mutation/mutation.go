@@ -180,45 +180,84 @@ func Run(ctx context.Context, cfg Config) *Table {
 	// was busy.
 	for _, j := range jobs {
 		if ctx.Err() == nil {
-			rejudge(*j.into, func(cs []cases.Case) *reports.Record { return run(j, cs, 1, nil) }, j.cases)
+			rejudge(*j.into, func(cs []cases.Case) *reports.Record { return run(j, cs, 1, nil) }, j.cases, unjudged,
+				"the first judgement was a harness error")
 		}
 	}
+	// A mutant whose bug is a matter of time (a runtime that declares a
+	// node gone after one silent period, not three) shows it only when its
+	// own timers run on time. In process, beside dozens of live cases and
+	// whatever else the machine runs, they may run late enough to look
+	// right, and the mutant looks like a hole in the suite. So a mutant no
+	// MUST case caught has its live MUST cases judged once more, alone; a
+	// case that cannot catch it fails to twice.
+	rows := map[string]*Row{}
 	for i := range t.Rows {
 		r := &t.Rows[i]
-		for _, c := range r.Record.Cases {
-			if c.Level == reports.MUST && c.Outcome == reports.Fail && reports.SuiteOf(c.ID) == r.Mutant.Suite {
-				r.Caught = append(r.Caught, c.ID)
-			}
+		r.Caught = caught(r)
+		rows[r.Mutant.Name] = r
+	}
+	for _, j := range jobs {
+		r := rows[j.name]
+		if j.name == "" || r == nil || len(r.Caught) > 0 || j.live == 0 || ctx.Err() != nil {
+			continue
 		}
+		liveMust := map[string]bool{}
+		for _, c := range j.cases {
+			liveMust[c.ID] = c.Level == reports.MUST && slices.Contains(c.Tags, runner.LiveTag)
+		}
+		rejudge(r.Record, func(cs []cases.Case) *reports.Record { return run(j, cs, 1, nil) }, j.cases,
+			func(c reports.CaseResult) bool { return liveMust[c.ID] && c.Outcome == reports.Pass },
+			"the mutant was caught by no MUST case while the table ran")
+		r.Caught = caught(r)
 	}
 	return t
 }
 
-// rejudge runs again, through run, every case of rec that ended in a
-// harness error, and puts the new results in their place, each saying it
-// was judged again; rec's summary and exit code are then made anew.
-func rejudge(rec *reports.Record, run func([]cases.Case) *reports.Record, cs []cases.Case) {
+// unjudged reports whether c ended in a harness error: conform missed its
+// own deadlines, and the case said nothing of the SUT.
+func unjudged(c reports.CaseResult) bool {
+	return c.Outcome == reports.Error && c.ErrorKind == reports.KindHarness
+}
+
+// caught returns the MUST cases of r's suite that failed against its
+// mutant.
+func caught(r *Row) []string {
+	var ids []string
+	for _, c := range r.Record.Cases {
+		if c.Level == reports.MUST && c.Outcome == reports.Fail && reports.SuiteOf(c.ID) == r.Mutant.Suite {
+			ids = append(ids, c.ID)
+		}
+	}
+	return ids
+}
+
+// rejudge runs again, through run, every case of rec that again says is to
+// be judged again, and puts the new results in their place, each saying it
+// was judged again and why (because); rec's summary and exit code are then
+// made anew.
+func rejudge(rec *reports.Record, run func([]cases.Case) *reports.Record, cs []cases.Case, again func(reports.CaseResult) bool, because string) {
 	at := map[string]int{}
-	var again []cases.Case
+	var redo []cases.Case
 	for i, c := range rec.Cases {
-		if c.Outcome == reports.Error && c.ErrorKind == reports.KindHarness {
+		if again(c) {
 			at[c.ID] = i
 		}
 	}
 	for _, c := range cs {
 		if _, ok := at[c.ID]; ok {
-			again = append(again, c)
+			redo = append(redo, c)
 		}
 	}
-	if len(again) == 0 {
+	if len(redo) == 0 {
 		return
 	}
-	for _, c := range run(again).Cases {
+	for _, c := range run(redo).Cases {
 		i, ok := at[c.ID]
 		if !ok {
 			continue
 		}
-		c.Notes = append(c.Notes, "judged again, alone, after the table's other runs ended: the first judgement was a harness error ("+reports.Clip(rec.Cases[i].Message, 200)+")")
+		c.Notes = append(c.Notes, "judged again, alone, after the table's other runs ended: "+because+" ("+reports.Clip(string(rec.Cases[i].Outcome)+": "+rec.Cases[i].Message, 200)+")")
 		rec.Cases[i] = c
 	}
 	rec.Summarize()

@@ -44,7 +44,7 @@ func TestRejudge(t *testing.T) {
 					out.Cases = append(out.Cases, reports.CaseResult{ID: c.ID, Level: reports.MUST, Outcome: tc.again})
 				}
 				return out
-			}, cs)
+			}, cs, unjudged, "the first judgement was a harness error")
 			if !slices.Equal(ran, tc.wantRun) {
 				t.Errorf("ran again %v, want %v", ran, tc.wantRun)
 			}
