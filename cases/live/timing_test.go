@@ -41,6 +41,20 @@ func run(ctx context.Context, body func(t *cases.T)) (t *cases.T, abort *cases.A
 	return t, nil
 }
 
+// listenRuntime returns a context bounding the test and a runtime listener
+// for a node the test plays, both ended when the test ends.
+func listenRuntime(t *testing.T) (context.Context, *peer.Runtime) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	rt, err := peer.ListenRuntime(ctx, peer.RuntimeConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	return ctx, rt
+}
+
 // TestBeatsExcuseConformsOwnLateness: a gap between two Alive that is over
 // the period and its slack fails, unless conform itself was late over it;
 // then the SUT is not blamed (issue 13: a loaded machine made the reference
@@ -58,13 +72,7 @@ func TestBeatsExcuseConformsOwnLateness(t *testing.T) {
 		{"the node kept waiting for a CPU: excused", 0, time.Minute, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			rt, err := peer.ListenRuntime(ctx, peer.RuntimeConfig{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rt.Close()
+			ctx, rt := listenRuntime(t)
 			node, err := net.Dial("tcp", rt.Addr())
 			if err != nil {
 				t.Fatal(err)
@@ -195,13 +203,7 @@ func TestFirstRegisterPassesOverAnAbandonedDial(t *testing.T) {
 		{"an abandoned dial, then an Alive first", [][]byte{nil, beat}, "is not ToRuntime{register}"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			rt, err := peer.ListenRuntime(ctx, peer.RuntimeConfig{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rt.Close()
+			ctx, rt := listenRuntime(t)
 			// Each connection is closed before the next dial, as a node
 			// whose dial timed out closes it; the last stays open.
 			var open net.Conn
