@@ -198,20 +198,28 @@ func Run(ctx context.Context, cfg Config) *Table {
 		rows[r.Mutant.Name] = r
 	}
 	for _, j := range jobs {
-		r := rows[j.name]
-		if j.name == "" || r == nil || len(r.Caught) > 0 || j.live == 0 || ctx.Err() != nil {
-			continue
+		if r := rows[j.name]; j.name != "" && r != nil && ctx.Err() == nil {
+			judgeUncaughtAgain(r, j.cases, func(cs []cases.Case) *reports.Record { return run(j, cs, 1, nil) })
 		}
-		liveMust := map[string]bool{}
-		for _, c := range j.cases {
-			liveMust[c.ID] = c.Level == reports.MUST && slices.Contains(c.Tags, runner.LiveTag)
-		}
-		rejudge(r.Record, func(cs []cases.Case) *reports.Record { return run(j, cs, 1, nil) }, j.cases,
-			func(c reports.CaseResult) bool { return liveMust[c.ID] && c.Outcome == reports.Pass },
-			"the mutant was caught by no MUST case while the table ran")
-		r.Caught = caught(r)
 	}
 	return t
+}
+
+// judgeUncaughtAgain runs again, through run, the live MUST cases of cs
+// that passed against r's mutant when no MUST case caught it, and takes
+// what they catch the second time.
+func judgeUncaughtAgain(r *Row, cs []cases.Case, run func([]cases.Case) *reports.Record) {
+	if len(r.Caught) > 0 {
+		return
+	}
+	liveMust := map[string]bool{}
+	for _, c := range cs {
+		liveMust[c.ID] = c.Level == reports.MUST && slices.Contains(c.Tags, runner.LiveTag)
+	}
+	rejudge(r.Record, run, cs,
+		func(c reports.CaseResult) bool { return liveMust[c.ID] && c.Outcome == reports.Pass },
+		"the mutant was caught by no MUST case while the table ran")
+	r.Caught = caught(r)
 }
 
 // unjudged reports whether c ended in a harness error: conform missed its

@@ -8,6 +8,7 @@ import (
 	"github.com/conform-suite/conform/cases"
 	"github.com/conform-suite/conform/reports"
 	"github.com/conform-suite/conform/runner"
+	"github.com/conform-suite/conform/sut/mutant"
 )
 
 // TestRejudge: only the cases that ended in a harness error are run again,
@@ -81,4 +82,68 @@ func count(r *reports.Record, o reports.Outcome) int {
 		}
 	}
 	return n
+}
+
+// TestJudgeUncaughtAgain: a mutant no MUST case caught has its live MUST
+// cases that passed judged again, and whatever fails the second time is
+// what caught it; a caught mutant, and cases that are not live MUST ones,
+// are left as they were.
+func TestJudgeUncaughtAgain(t *testing.T) {
+	live := []string{runner.LiveTag}
+	cs := []cases.Case{
+		{ID: "live/1/period", Level: reports.MUST, Tags: live},
+		{ID: "live/1/order", Level: reports.MUST, Tags: live},
+		{ID: "live/1/advice", Level: reports.SHOULD, Tags: live},
+		{ID: "live/1/codec", Level: reports.MUST},
+	}
+	pass := func(id string, l reports.Level) reports.CaseResult {
+		return reports.CaseResult{ID: id, Level: l, Outcome: reports.Pass}
+	}
+	uncaught := []reports.CaseResult{
+		pass("live/1/period", reports.MUST), pass("live/1/order", reports.MUST),
+		pass("live/1/advice", reports.SHOULD), pass("live/1/codec", reports.MUST),
+	}
+	caughtOnce := slices.Clone(uncaught)
+	caughtOnce[1].Outcome = reports.Fail
+
+	for _, tc := range []struct {
+		name       string
+		rec        []reports.CaseResult
+		failsAgain map[string]bool // what fails when judged again
+		wantRun    []string
+		wantCaught []string
+	}{
+		{"timing bug shows alone", uncaught, map[string]bool{"live/1/period": true}, []string{"live/1/period", "live/1/order"}, []string{"live/1/period"}},
+		{"a hole stays a hole", uncaught, nil, []string{"live/1/period", "live/1/order"}, nil},
+		{"caught mutants are not run again", caughtOnce, map[string]bool{"live/1/period": true}, nil, []string{"live/1/order"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &Row{Mutant: mutant.Mutant{Name: "m", Suite: "live"}, Record: &reports.Record{Cases: slices.Clone(tc.rec)}}
+			r.Caught = caught(r)
+			var ran []string
+			judgeUncaughtAgain(r, cs, func(again []cases.Case) *reports.Record {
+				out := &reports.Record{}
+				for _, c := range again {
+					ran = append(ran, c.ID)
+					o := reports.Pass
+					if tc.failsAgain[c.ID] {
+						o = reports.Fail
+					}
+					out.Cases = append(out.Cases, reports.CaseResult{ID: c.ID, Level: c.Level, Outcome: o})
+				}
+				return out
+			})
+			if !slices.Equal(ran, tc.wantRun) {
+				t.Errorf("judged again %v, want %v", ran, tc.wantRun)
+			}
+			if !slices.Equal(r.Caught, tc.wantCaught) {
+				t.Errorf("caught by %v, want %v", r.Caught, tc.wantCaught)
+			}
+			for _, c := range r.Record.Cases {
+				if slices.Contains(tc.wantRun, c.ID) && !strings.Contains(strings.Join(c.Notes, "\n"), "caught by no MUST case") {
+					t.Errorf("%s was judged again but its notes %q do not say why", c.ID, c.Notes)
+				}
+			}
+		})
+	}
 }
