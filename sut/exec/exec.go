@@ -48,6 +48,9 @@ type Client struct {
 	argv         []string
 	opts         Options
 	helloTimeout time.Duration
+	// cpuWaits reads how long a process's threads waited for a CPU
+	// (proc.CPUWaits); a test gives waits of its own.
+	cpuWaits func(*proc.Process) map[int]time.Duration
 
 	proc  *process
 	hello *conformpb.Hello
@@ -75,7 +78,7 @@ func Start(ctx context.Context, argv []string, opts Options) (*Client, error) {
 	if len(argv) == 0 {
 		return nil, &sut.Error{Kind: reports.KindStart, Detail: "no program to run"}
 	}
-	c := &Client{argv: argv, opts: opts, helloTimeout: opts.HelloTimeout}
+	c := &Client{argv: argv, opts: opts, helloTimeout: opts.HelloTimeout, cpuWaits: (*proc.Process).CPUWaits}
 	if c.helloTimeout <= 0 {
 		c.helloTimeout = DefaultHelloTimeout
 	}
@@ -101,7 +104,7 @@ func (c *Client) Do(ctx context.Context, req *conformpb.Request) (*conformpb.Res
 	p := c.proc
 	// The op's deadline is the SUT's own time, stretched by what the
 	// machine kept it waiting for a CPU (patience.go).
-	ctx, stretched, release := patient(ctx, p.p.CPUWaits)
+	ctx, stretched, release := patient(ctx, func() map[int]time.Duration { return c.cpuWaits(p.p) })
 	defer release()
 	ctx, cancel := p.untilExit(ctx)
 	defer cancel()
@@ -139,8 +142,17 @@ func (c *Client) start(ctx context.Context) error {
 	if err != nil {
 		return &sut.Error{Kind: reports.KindStart, Detail: fmt.Sprintf("cannot start %q", c.argv[0]), Err: err}
 	}
+	d, ok := ctx.Deadline()
+	opFirst := ok && time.Until(d) <= c.helloTimeout // the op's time bounds the Hello
 	hctx, cancel := context.WithTimeout(ctx, c.helloTimeout)
 	defer cancel()
+	// A program starting on a busy machine waits for a CPU as one
+	// answering an op does, and is excused it the same way: a restart in a
+	// fuzz campaign that missed its Hello for that reason was a start
+	// error where the op before it had been a timeout, and the campaign
+	// could not see the hang again.
+	hctx, stretched, release := patient(hctx, func() map[int]time.Duration { return c.cpuWaits(p.p) })
+	defer release()
 	hctx, stopWatch := p.untilExit(hctx)
 	defer stopWatch()
 	sess, err := sut.Open(hctx, p.answers, p.requests)
@@ -157,10 +169,14 @@ func (c *Client) start(ctx context.Context) error {
 			// The run was interrupted (Ctrl+C) while the SUT was starting:
 			// nothing is known against it.
 			se.Kind, se.Detail = reports.KindInterrupted, "interrupted before the SUT said Hello"
-		case expired(ctx):
+		case errors.Is(context.Cause(hctx), errOpTimeout) && opFirst:
 			se.Detail = "the SUT did not say Hello within the op's time"
-		case expired(hctx):
+		case errors.Is(context.Cause(hctx), errOpTimeout):
 			se.Detail = fmt.Sprintf("the SUT did not say Hello within %v", c.helloTimeout)
+		}
+		if waited, budget := stretched.Waited(); errors.Is(context.Cause(hctx), errOpTimeout) && waited > 0 {
+			se.Detail += fmt.Sprintf(": %v of its own, and the %v the machine kept it waiting for a CPU (excused up to %d times that time)",
+				budget.Round(time.Millisecond), waited.Round(time.Millisecond), MaxStretch)
 		}
 		p.stop(se)
 		return se
@@ -169,14 +185,6 @@ func (c *Client) start(ctx context.Context) error {
 	c.proc = p
 	c.hello = sess.Hello()
 	return nil
-}
-
-// expired reports whether ctx has ended or reached its deadline. A read
-// bounded by the deadline can return before the context's own timer has
-// marked it done.
-func expired(ctx context.Context) bool {
-	d, ok := ctx.Deadline()
-	return ctx.Err() != nil || ok && !time.Now().Before(d)
 }
 
 // errExited is the cause of a context ended because the program exited.

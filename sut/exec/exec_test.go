@@ -40,6 +40,10 @@ func serve(name string) int {
 		err = sut.Serve(ctx, os.Stdin, os.Stdout, suites.Default().Reference(), sut.Binary)
 	case "reference-json":
 		err = sut.Serve(ctx, os.Stdin, os.Stdout, suites.Default().Reference(), sut.JSON)
+	case "slow-hello":
+		// Says Hello only after exec.SlowHello, asleep until then.
+		time.Sleep(exec.SlowHello)
+		err = sut.Serve(ctx, os.Stdin, os.Stdout, suites.Default().Reference(), sut.Binary)
 	case "spin":
 		err = sut.Serve(ctx, os.Stdin, os.Stdout, spinning{suites.Default().Reference()}, sut.Binary)
 	case "die-holding-stdout", "exit-holding-stdout":

@@ -3,9 +3,13 @@ package exec
 import (
 	"context"
 	"errors"
+	"os"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/conform-suite/conform/proc"
 )
 
 // TestPatientStretchesForCPUWaitsOnly: an op's deadline moves by what the
@@ -101,5 +105,54 @@ func TestPatientEndsAtOnce(t *testing.T) {
 	}
 	if n := looks.Load(); n != 0 {
 		t.Errorf("%d looks at the SUT's waits for ops that ended before the first look", n)
+	}
+}
+
+// SlowHello is how long the "slow-hello" SUT of exec_test.go sleeps before
+// its Hello.
+const SlowHello = 1500 * time.Millisecond
+
+// TestHelloIsPatient: the wait for a program's Hello is stretched by what
+// the program waited for a CPU, as an op's is. The waits are given, so the
+// claim holds however busy the machine is: a program said to have waited
+// for a CPU all along is excused its late Hello, and one that waited for
+// nothing times out on time and says so.
+func TestHelloIsPatient(t *testing.T) {
+	t.Parallel()
+	// The Hello comes after SlowHello, later than helloTimeout and well
+	// within 1+MaxStretch times it, which leaves a loaded machine seconds
+	// to start the program.
+	const helloTimeout = time.Second
+	for _, tc := range []struct {
+		name   string
+		waited bool // the program's threads are said to wait for a CPU all along
+	}{
+		{"waited for a CPU", true},
+		{"waited for nothing", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var base time.Time
+			c := &Client{argv: []string{os.Args[0]}, opts: Options{Env: []string{"CONFORM_TEST_SUT=slow-hello"}}, helloTimeout: helloTimeout,
+				cpuWaits: func(*proc.Process) map[int]time.Duration {
+					if base.IsZero() || !tc.waited {
+						base = time.Now()
+						return map[int]time.Duration{1: 0}
+					}
+					return map[int]time.Duration{1: time.Since(base)}
+				}}
+			defer c.Close()
+			began := time.Now()
+			err := c.start(context.Background())
+			took := time.Since(began)
+			switch {
+			case tc.waited && err != nil:
+				t.Errorf("a program that waited for a CPU all along was not excused its late Hello: %v", err)
+			case !tc.waited && err == nil:
+				t.Errorf("a program that waited for nothing said Hello after %v and was not timed out at %v", took, helloTimeout)
+			case !tc.waited && !strings.Contains(err.Error(), "did not say Hello within 1s"):
+				t.Errorf("error %q, want it to say the Hello's time ran out", err)
+			}
+		})
 	}
 }
