@@ -2,6 +2,8 @@ package campaign
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -35,13 +37,27 @@ func benchReadFrames(b *testing.B, c sut.Client, spec string) {
 }
 
 // BenchmarkLoadSeeds measures building the seed pool, which every fuzz
-// process (a coordinator, each worker) does before its first input.
+// process (a coordinator, each worker) does before its first input: of
+// every target, and of one target of each suite, as a campaign of that
+// target alone does.
 func BenchmarkLoadSeeds(b *testing.B) {
 	reg := testRegistry()
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := LoadSeeds(context.Background(), reg, nil, nil); err != nil {
-			b.Fatal(err)
+	all := Targets(reg)
+	sets := map[string][]*Target{"all": all}
+	for _, t := range all {
+		if _, ok := sets[t.Suite]; !ok {
+			sets[t.Suite] = []*Target{t}
 		}
+	}
+	names := slices.Sorted(maps.Keys(sets))
+	for _, name := range names {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := LoadSeeds(context.Background(), reg, sets[name], nil, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

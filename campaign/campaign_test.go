@@ -32,7 +32,9 @@ var (
 // testSeeds builds the seed pool once for every test of the package.
 func testSeeds(t testing.TB) *Seeds {
 	t.Helper()
-	seedOnce.Do(func() { seedPool, seedErr = LoadSeeds(context.Background(), testRegistry(), nil, nil) })
+	seedOnce.Do(func() {
+		seedPool, seedErr = LoadSeeds(context.Background(), testRegistry(), Targets(testRegistry()), nil, nil)
+	})
 	if seedErr != nil {
 		t.Fatal(seedErr)
 	}
@@ -89,6 +91,50 @@ func TestSeedPoolCoversTargets(t *testing.T) {
 		if len(pool.For(tg)) == 0 {
 			t.Errorf("%s has no seeds from the catalogue or the corpus", tg.Name)
 		}
+	}
+}
+
+// TestSeedsOfOneSuiteAlone: a pool loaded for some targets gives each the
+// seeds the whole pool gives it, names and inputs alike, and nothing to
+// the targets it was not loaded for; so a campaign that loads its own
+// targets alone runs the inputs, and has the identity, it would with every
+// target loaded.
+func TestSeedsOfOneSuiteAlone(t *testing.T) {
+	t.Parallel()
+	whole := testSeeds(t)
+	bySuite := map[string][]*Target{}
+	for _, tg := range testTargets() {
+		bySuite[tg.Suite] = append(bySuite[tg.Suite], tg)
+	}
+	for suite, targets := range bySuite {
+		t.Run(suite, func(t *testing.T) {
+			part, err := LoadSeeds(context.Background(), testRegistry(), targets, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tg := range testTargets() {
+				got, want := part.For(tg), whole.For(tg)
+				if tg.Suite != suite {
+					if len(got) > 0 || part.Has(tg) {
+						t.Errorf("%s: %d seeds in a pool not loaded for it", tg.Name, len(got))
+					}
+					continue
+				}
+				if !part.Has(tg) {
+					t.Errorf("%s: the pool does not say it was loaded for it", tg.Name)
+				}
+				if len(got) != len(want) {
+					t.Errorf("%s: %d seeds alone, %d in the whole pool", tg.Name, len(got), len(want))
+					continue
+				}
+				for i := range got {
+					if got[i].Name != want[i].Name || !proto.Equal(got[i].Input, want[i].Input) {
+						t.Errorf("%s: seed %d is %s alone, %s in the whole pool", tg.Name, i, got[i].Name, want[i].Name)
+						break
+					}
+				}
+			}
+		})
 	}
 }
 

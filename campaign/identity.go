@@ -126,7 +126,8 @@ func (s *SUTIdentity) Differences(other *SUTIdentity, mine, theirs string) []str
 }
 
 // NewIdentity returns the identity of a campaign of targets under seed,
-// run against sut (nil when not known), with the engine's seed pool.
+// run against sut (nil when not known), with the engine's seed pool (nil
+// for a process that has loaded none yet).
 func NewIdentity(pool *Seeds, seed int64, targets []*Target, sut *SUTIdentity) Identity {
 	id := Identity{Format: IdentityFormat, Conform: impl.Version(), Corpus: pool.Digest(), Seed: seed, SUT: sut}
 	for _, t := range targets {
@@ -196,6 +197,9 @@ func listOrNone(s []string) string {
 // identity holds too); a --seed-corpus file by its content, since its name
 // holds its path, which differs between rigs that hold the same files.
 func (s *Seeds) Digest() string {
+	if s == nil {
+		return ""
+	}
 	h := sha256.New()
 	var targets []string
 	for name := range s.byTarget {

@@ -34,17 +34,24 @@ type Seed struct {
 	Input proto.Message
 }
 
-// Seeds is the seed pool of every target. It is built once per process and
-// read-only afterwards, so campaigns running in parallel may share it.
+// Seeds is the seed pool of the targets it was loaded for. It is built once
+// per process and read-only afterwards, so campaigns running in parallel
+// may share it.
 type Seeds struct {
 	byTarget map[string][]Seed
 	// light lists, per target, the seeds used as mutation bases: all but
 	// the heavy ones.
 	light map[string][]int
+	// loaded holds the names of the targets the pool was loaded for.
+	loaded map[string]bool
 }
 
 // For returns the seeds of a target, in a fixed order.
 func (s *Seeds) For(t *Target) []Seed { return s.byTarget[t.Name] }
+
+// Has reports whether the pool was loaded for t. For of a target it was
+// not loaded for returns no seeds, which are not that target's.
+func (s *Seeds) Has(t *Target) bool { return s.loaded[t.Name] }
 
 // Bounds on --seed-corpus imports, so that a large directory cannot swamp
 // memory or the campaign.
@@ -53,24 +60,31 @@ const (
 	MaxSeedFiles    = 1000
 )
 
-// LoadSeeds builds the seed pool of reg's fuzz targets: the inputs the
-// suites' own cases send for every target (the catalogue's cases of the
-// suites that declare codec targets, run once against the reference with the
-// fixed seed 1), the byte strings each suite declares (its corpus vectors'
+// LoadSeeds builds the seed pool of targets, fuzz targets of reg: the
+// inputs the suites' own cases send for each target (the catalogue's cases
+// of the target's suite, run once against the reference with the fixed
+// seed 1), the byte strings each suite declares (its corpus vectors'
 // bytes, Suite.FuzzSeeds), and the raw files of each directory in dirs, in
 // go-fuzz corpus layout (DIR/corpus/* if that folder exists, else DIR/*,
 // and DIR/*/corpus/* for a directory of such directories). logf, if set,
 // says what was imported.
-func LoadSeeds(ctx context.Context, reg *suite.Registry, dirs []string, logf func(string, ...any)) (*Seeds, error) {
+//
+// A target's seeds are the same whichever other targets are loaded with
+// it, so a campaign loads only its own: building the whole pool runs every
+// codec case, 16 MiB ones included, and cost each fuzz process about a
+// CPU-second before its first input.
+func LoadSeeds(ctx context.Context, reg *suite.Registry, targets []*Target, dirs []string, logf func(string, ...any)) (*Seeds, error) {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	targets := Targets(reg)
 	cat, err := reg.Catalogue()
 	if err != nil {
 		return nil, err
 	}
-	s := &Seeds{byTarget: map[string][]Seed{}, light: map[string][]int{}}
+	s := &Seeds{byTarget: map[string][]Seed{}, light: map[string][]int{}, loaded: map[string]bool{}}
+	for _, t := range targets {
+		s.loaded[t.Name] = true
+	}
 	// Inputs are told apart by their digest: keyed by the bytes themselves
 	// the map held a second copy of the pool.
 	seen := map[string]map[[sha256.Size]byte]bool{}
@@ -95,7 +109,21 @@ func LoadSeeds(ctx context.Context, reg *suite.Registry, dirs []string, logf fun
 		}
 		s.byTarget[t.Name] = append(s.byTarget[t.Name], Seed{Name: name, Input: in})
 	}
-	if err := harvest(ctx, cat.Cases, reg.Reference, targets, add); err != nil {
+	// A target is fed by the cases of every suite that declares a codec
+	// target of the same op, since those are the cases that send it:
+	// live.subscribe, whose op is read_frames, takes the wire suite's
+	// frame-reading cases. A target's seeds so depend on reg alone, never
+	// on which other targets are loaded.
+	feeds := map[*Target]map[string]bool{}
+	for _, t := range targets {
+		feeds[t] = map[string]bool{}
+		for _, c := range Targets(reg) {
+			if c.live == nil && slices.Equal(c.path, t.path) {
+				feeds[t][c.Suite] = true
+			}
+		}
+	}
+	if err := harvest(ctx, cat.Cases, reg.Reference, targets, feeds, add); err != nil {
 		return nil, err
 	}
 	// A suite's byte strings are read once, whichever of its targets asks.
@@ -214,27 +242,28 @@ func isDir(p string) bool {
 	return err == nil && st.IsDir()
 }
 
-// harvest runs the cases of the suites that declare codec targets against
-// a reference (made by reference) with a client that splits every request
-// into inputs of the targets as it passes, and gives each target a spread
-// of each case's inputs.
-func harvest(ctx context.Context, all []cases.Case, reference func() *impl.Impl, targets []*Target, add func(*Target, string, proto.Message)) error {
+// harvest runs every case that feeds one of targets (feeds names the
+// suites whose cases feed each), against a reference (made by reference)
+// with a client that splits every request into inputs of the targets the
+// case feeds as it passes, and gives each target a spread of each case's
+// inputs.
+func harvest(ctx context.Context, all []cases.Case, reference func() *impl.Impl, targets []*Target, feeds map[*Target]map[string]bool, add func(*Target, string, proto.Message)) error {
 	if len(all) == 0 {
 		return nil
 	}
-	rec := &recorder{Client: builtin.New("builtin:reference", reference()), targets: targets, byTarget: map[*Target][]input{}}
+	rec := &recorder{Client: builtin.New("builtin:reference", reference()), byTarget: map[*Target][]input{}}
 	for _, c := range all {
-		if !slices.ContainsFunc(targets, func(t *Target) bool { return t.Suite == c.Suite() && t.live == nil }) {
+		rec.targets = slices.DeleteFunc(slices.Clone(targets), func(t *Target) bool { return !feeds[t][c.Suite()] })
+		if len(rec.targets) == 0 {
 			continue
 		}
 		runner.Run(ctx, runner.Config{Spec: "builtin:reference", Client: rec, Cases: []cases.Case{c}, Seed: 1})
-		for _, t := range targets {
+		for _, t := range rec.targets {
 			for _, in := range spread(rec.byTarget[t], maxCaseSeeds) {
 				add(t, fmt.Sprintf("case:%s#%d", c.ID, in.n), in.in)
 			}
 		}
 		clear(rec.byTarget)
-		rec.n = 0
 	}
 	return ctx.Err()
 }
@@ -328,12 +357,14 @@ func cloneValue(fd protoreflect.FieldDescriptor, v protoreflect.Value) protorefl
 // 16 MiB input was cloned whole only to be split and dropped.
 type recorder struct {
 	sut.Client
+	// targets are those the case's inputs are recorded for: the loaded
+	// targets the case feeds.
 	targets  []*Target
 	byTarget map[*Target][]input
-	n        int // the next input's index among all the case's inputs
 }
 
-// input is one input a case sent, and its index among all the case's.
+// input is one input a case sent, and its index among the case's inputs of
+// its target.
 type input struct {
 	n  int
 	in proto.Message // nil when too large to be a seed
@@ -342,8 +373,7 @@ type input struct {
 func (r *recorder) Do(ctx context.Context, req *conformpb.Request) (*conformpb.Response, error) {
 	for _, t := range r.targets {
 		for _, in := range t.split(req) {
-			r.byTarget[t] = append(r.byTarget[t], input{r.n, in})
-			r.n++
+			r.byTarget[t] = append(r.byTarget[t], input{len(r.byTarget[t]), in})
 		}
 	}
 	return r.Client.Do(ctx, req)

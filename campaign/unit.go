@@ -68,6 +68,9 @@ func RunUnit(ctx context.Context, e *Engine, u Unit, report Report, logf func(st
 	if !ok {
 		return UnitResult{}, fmt.Errorf("unit %s: no fuzz target %q in this conform", u.ID, u.Target)
 	}
+	if !e.Seeds.Has(t) {
+		return UnitResult{}, fmt.Errorf("unit %s: the seed pool was not loaded for %s, a target of another campaign", u.ID, u.Target)
+	}
 	if have := names(e.Seeds.For(t), u.Start, u.End); !equalStrings(have, u.Corpus) && logf != nil {
 		logf("unit %s: this worker's seed pool differs from the coordinator's (other --seed-corpus, or another conform version); its inputs differ too", u.ID)
 	}

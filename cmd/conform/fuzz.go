@@ -163,7 +163,7 @@ func cmdFuzz(ctx context.Context, reg *suite.Registry, args []string, stdin io.R
 		return code
 	}
 	defer client.Close()
-	pool, err := loadSeeds(ctx, reg, seedDirs, stderr)
+	pool, err := loadSeeds(ctx, reg, selected, seedDirs, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "conform fuzz: %v\n", err)
 		return exitUsage
@@ -375,7 +375,7 @@ func fuzzCoordinate(ctx context.Context, reg *suite.Registry, c coordination, st
 		fmt.Fprintf(stderr, "conform fuzz: --queue: %v\n", err)
 		return exitUsage
 	}
-	pool, err := loadSeeds(ctx, reg, c.seedDirs, stderr)
+	pool, err := loadSeeds(ctx, reg, c.targets, c.seedDirs, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "conform fuzz: %v\n", err)
 		return exitUsage
@@ -608,8 +608,10 @@ func cmdFuzzWorker(ctx context.Context, reg *suite.Registry, args []string, _, s
 		fmt.Fprintf(stderr, "conform fuzz worker: --queue: %v\n", err)
 		return exitUsage
 	}
-	pool, err := loadSeeds(ctx, reg, seedDirs, stderr)
-	if err != nil {
+	// A --seed-corpus directory that cannot be read is a usage error, found
+	// before the worker joins anything; the pool itself is the campaign's
+	// targets', loaded when the worker joins it.
+	if _, err := loadSeeds(ctx, reg, nil, seedDirs, io.Discard); err != nil {
 		fmt.Fprintf(stderr, "conform fuzz worker: %v\n", err)
 		return exitUsage
 	}
@@ -618,21 +620,25 @@ func cmdFuzzWorker(ctx context.Context, reg *suite.Registry, args []string, _, s
 		return code
 	}
 	defer client.Close()
+	pool := new(campaign.Seeds)
 	e := campaign.NewEngine(client, reg, *spec, pool, 0, *timeout, nil)
 	closeBroker, code := setBroker(e, "fuzz worker", *natsURL, stderr)
 	if code != 0 {
 		return code
 	}
 	defer closeBroker()
-	// The worker's identity: its conform, seed pool and SUT. The campaign's
-	// seed, targets and ranges come with its units.
-	id := campaign.NewIdentity(pool, 0, nil, e.SUTOf())
+	// The worker's identity: its conform and SUT, and, once it joins a
+	// campaign, the seed pool of that campaign's targets. The campaign's
+	// seed, targets and ranges come with it and its units.
+	id := campaign.NewIdentity(nil, 0, nil, e.SUTOf())
 	mine, err := json.Marshal(id)
 	if err != nil {
 		fmt.Fprintf(stderr, "conform fuzz worker: %v\n", err)
 		return exitCouldNotRun
 	}
 	fmt.Fprintf(stderr, "conform fuzz worker: SUT %s\n", id.SUT)
+	all := campaign.Targets(reg)
+	var poolOf []string // the targets pool was loaded for
 	// The engine keeps the signatures the worker reported so that it
 	// reports each once: once per campaign. A campaign deleted and
 	// replaced under the same name (--replace) is joined again, and the
@@ -640,7 +646,22 @@ func cmdFuzzWorker(ctx context.Context, reg *suite.Registry, args []string, _, s
 	// to the old one too.
 	joined := false
 	admit := func(stored []byte) ([]byte, error) {
-		out, err := workerAdmit(id)(stored)
+		if sid, err := decodeIdentity(stored); err == nil && !slices.Equal(sid.Targets, poolOf) {
+			var targets []*campaign.Target
+			for _, name := range sid.Targets {
+				if t, ok := campaign.Lookup(all, name); ok {
+					targets = append(targets, t)
+				}
+			}
+			p, err := loadSeeds(ctx, reg, targets, seedDirs, stderr)
+			if err != nil {
+				return nil, err
+			}
+			pool, poolOf = p, sid.Targets
+		}
+		probe := id
+		probe.Corpus = pool.Digest()
+		out, err := workerAdmit(probe)(stored)
 		if err == nil {
 			joined = true
 		}
@@ -871,8 +892,8 @@ func cmdFuzzPromote(reg *suite.Registry, args []string, stdout, stderr io.Writer
 	return 0
 }
 
-// loadSeeds builds a campaign's seed pool from reg's cases, reference and
-// fuzz seeds, and the directories given.
-func loadSeeds(ctx context.Context, reg *suite.Registry, dirs []string, stderr io.Writer) (*campaign.Seeds, error) {
-	return campaign.LoadSeeds(ctx, reg, dirs, logTo(stderr))
+// loadSeeds builds the seed pool of a campaign's targets from reg's cases,
+// reference and fuzz seeds, and the directories given.
+func loadSeeds(ctx context.Context, reg *suite.Registry, targets []*campaign.Target, dirs []string, stderr io.Writer) (*campaign.Seeds, error) {
+	return campaign.LoadSeeds(ctx, reg, targets, dirs, logTo(stderr))
 }

@@ -22,7 +22,8 @@ func BenchmarkFuzzExecReadFrames(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer client.Close()
-	pool, err := loadSeeds(ctx, suites.Default(), nil, io.Discard)
+	rf, _ := campaign.Lookup(campaign.Targets(suites.Default()), "wire.read-frames")
+	pool, err := loadSeeds(ctx, suites.Default(), []*campaign.Target{rf}, nil, io.Discard)
 	if err != nil {
 		b.Fatal(err)
 	}
