@@ -62,8 +62,8 @@ const (
 
 // LoadSeeds builds the seed pool of targets, fuzz targets of reg: the
 // inputs the suites' own cases send for each target (the catalogue's cases
-// of the target's suite, run once against the reference with the fixed
-// seed 1), the byte strings each suite declares (its corpus vectors'
+// of every suite that declares a codec target of the target's op, run once
+// against the reference with the fixed seed 1), the byte strings each suite declares (its corpus vectors'
 // bytes, Suite.FuzzSeeds), and the raw files of each directory in dirs, in
 // go-fuzz corpus layout (DIR/corpus/* if that folder exists, else DIR/*,
 // and DIR/*/corpus/* for a directory of such directories). logf, if set,
@@ -114,10 +114,11 @@ func LoadSeeds(ctx context.Context, reg *suite.Registry, targets []*Target, dirs
 	// live.subscribe, whose op is read_frames, takes the wire suite's
 	// frame-reading cases. A target's seeds so depend on reg alone, never
 	// on which other targets are loaded.
+	all := Targets(reg)
 	feeds := map[*Target]map[string]bool{}
 	for _, t := range targets {
 		feeds[t] = map[string]bool{}
-		for _, c := range Targets(reg) {
+		for _, c := range all {
 			if c.live == nil && slices.Equal(c.path, t.path) {
 				feeds[t][c.Suite] = true
 			}

@@ -104,7 +104,7 @@ func (c *Client) Do(ctx context.Context, req *conformpb.Request) (*conformpb.Res
 	p := c.proc
 	// The op's deadline is the SUT's own time, stretched by what the
 	// machine kept it waiting for a CPU (patience.go).
-	ctx, stretched, release := patient(ctx, func() map[int]time.Duration { return c.cpuWaits(p.p) })
+	ctx, stretched, release := patient(ctx, c.waitsOf(p))
 	defer release()
 	ctx, cancel := p.untilExit(ctx)
 	defer cancel()
@@ -117,9 +117,8 @@ func (c *Client) Do(ctx context.Context, req *conformpb.Request) (*conformpb.Res
 		if errors.Is(context.Cause(ctx), errExited) {
 			se = &sut.Error{Kind: reports.KindCrash, Detail: "the SUT exited without answering", Err: err}
 		}
-		if waited, budget := stretched.Waited(); se.Kind == reports.KindTimeout && waited > 0 {
-			se.Detail += fmt.Sprintf(": %v of its own, and the %v the machine kept it waiting for a CPU (excused up to %d times the op's time)",
-				budget.Round(time.Millisecond), waited.Round(time.Millisecond), MaxStretch)
+		if se.Kind == reports.KindTimeout {
+			se.Detail += stretched.excused()
 		}
 		p.stop(se)
 		c.proc = nil
@@ -151,7 +150,7 @@ func (c *Client) start(ctx context.Context) error {
 	// fuzz campaign that missed its Hello for that reason was a start
 	// error where the op before it had been a timeout, and the campaign
 	// could not see the hang again.
-	hctx, stretched, release := patient(hctx, func() map[int]time.Duration { return c.cpuWaits(p.p) })
+	hctx, stretched, release := patient(hctx, c.waitsOf(p))
 	defer release()
 	hctx, stopWatch := p.untilExit(hctx)
 	defer stopWatch()
@@ -174,9 +173,8 @@ func (c *Client) start(ctx context.Context) error {
 		case errors.Is(context.Cause(hctx), errOpTimeout):
 			se.Detail = fmt.Sprintf("the SUT did not say Hello within %v", c.helloTimeout)
 		}
-		if waited, budget := stretched.Waited(); errors.Is(context.Cause(hctx), errOpTimeout) && waited > 0 {
-			se.Detail += fmt.Sprintf(": %v of its own, and the %v the machine kept it waiting for a CPU (excused up to %d times that time)",
-				budget.Round(time.Millisecond), waited.Round(time.Millisecond), MaxStretch)
+		if errors.Is(context.Cause(hctx), errOpTimeout) {
+			se.Detail += stretched.excused()
 		}
 		p.stop(se)
 		return se
@@ -185,6 +183,11 @@ func (c *Client) start(ctx context.Context) error {
 	c.proc = p
 	c.hello = sess.Hello()
 	return nil
+}
+
+// waitsOf returns the reader of p's waits for a CPU that patient takes.
+func (c *Client) waitsOf(p *process) func() map[int]time.Duration {
+	return func() map[int]time.Duration { return c.cpuWaits(p.p) }
 }
 
 // errExited is the cause of a context ended because the program exited.

@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -46,6 +47,17 @@ func (s *stretch) Waited() (waited, budget time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.waited, s.budget
+}
+
+// excused says, for a timeout's error, what the deadline was moved by:
+// nothing when the SUT was not seen waiting for a CPU.
+func (s *stretch) excused() string {
+	waited, budget := s.Waited()
+	if waited == 0 {
+		return ""
+	}
+	return fmt.Sprintf(": %v of its own, and the %v the machine kept it waiting for a CPU (excused up to %d times that time)",
+		budget.Round(time.Millisecond), waited.Round(time.Millisecond), MaxStretch)
 }
 
 func (s *stretch) set(w time.Duration) {

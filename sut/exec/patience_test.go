@@ -156,3 +156,16 @@ func TestHelloIsPatient(t *testing.T) {
 		})
 	}
 }
+
+// TestExcusedSaysWhatWasAdded: a timeout's error names the op's own time
+// and the CPU wait that moved its deadline, and adds nothing when the SUT
+// was not seen waiting.
+func TestExcusedSaysWhatWasAdded(t *testing.T) {
+	if got := (&stretch{budget: time.Second}).excused(); got != "" {
+		t.Errorf("no wait: %q, want nothing added", got)
+	}
+	got := (&stretch{budget: time.Second, waited: 1329 * time.Millisecond}).excused()
+	if !strings.Contains(got, "1s of its own") || !strings.Contains(got, "1.329s the machine kept it waiting for a CPU") {
+		t.Errorf("%q, want the op's time and the wait named", got)
+	}
+}
