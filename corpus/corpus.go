@@ -96,14 +96,18 @@ func (h *Hex) UnmarshalJSON(b []byte) error {
 
 // FormatHex writes b as spaced hex, the way the spec prints bytes.
 func FormatHex(b []byte) string {
-	var sb strings.Builder
+	if len(b) == 0 {
+		return ""
+	}
+	const digits = "0123456789abcdef"
+	out := make([]byte, 0, 3*len(b)-1)
 	for i, c := range b {
 		if i > 0 {
-			sb.WriteByte(' ')
+			out = append(out, ' ')
 		}
-		fmt.Fprintf(&sb, "%02x", c)
+		out = append(out, digits[c>>4], digits[c&0x0f])
 	}
-	return sb.String()
+	return string(out)
 }
 
 // Identified is a vector of any suite: it has an ID (version/name, such as

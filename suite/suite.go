@@ -108,13 +108,14 @@ func (c *Catalogue) Select(keep func(cases.Case) bool) []cases.Case {
 // Vector is what explain prints about a corpus vector.
 type Vector struct {
 	ID, Spec, Title string
-	// Input describes the vector's input in short: its bytes in hex, or a
-	// script of steps.
-	Input string
-	// Expected is what the vector says a conforming implementation
+	// Describe renders the vector's input in short (its bytes in hex, or a
+	// script of steps) and what it says a conforming implementation
 	// answers, as the vector file states it (its fields other than its
-	// name and input, in JSON).
-	Expected string
+	// name and input, in JSON). It is called only when asked: every
+	// conform process loads the catalogue, only explain prints a vector,
+	// and rendering them all, megabyte inputs included, cost each load
+	// nine tenths of its time.
+	Describe func() (input, expected string)
 }
 
 // Lookup returns the case with the given ID.

@@ -265,7 +265,8 @@ func catalogue[V corpus.Identified](load func() (*corpus.Set[V], error), build f
 		Vectors: map[string]suite.Vector{},
 	}
 	for _, v := range set.All() {
-		c.Vectors[v.VectorID()] = suite.Vector{ID: v.VectorID(), Spec: v.VectorSpec(), Title: v.VectorTitle(), Input: input(v), Expected: expected(v)}
+		c.Vectors[v.VectorID()] = suite.Vector{ID: v.VectorID(), Spec: v.VectorSpec(), Title: v.VectorTitle(),
+			Describe: func() (string, string) { return input(v), expected(v) }}
 	}
 	return c, nil
 }

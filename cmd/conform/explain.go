@@ -75,9 +75,10 @@ func cmdExplain(ctx context.Context, reg *suite.Registry, args []string, _ io.Re
 			if !ok {
 				continue
 			}
-			fmt.Fprintf(stdout, "  %s  (%s)\n    %s\n    input: %s\n", v.ID, v.Spec, v.Title, v.Input)
-			if v.Expected != "" {
-				fmt.Fprintf(stdout, "    expected: %s\n", v.Expected)
+			input, expected := v.Describe()
+			fmt.Fprintf(stdout, "  %s  (%s)\n    %s\n    input: %s\n", v.ID, v.Spec, v.Title, input)
+			if expected != "" {
+				fmt.Fprintf(stdout, "    expected: %s\n", expected)
 			}
 		}
 	}
