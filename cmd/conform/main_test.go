@@ -4,14 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -19,6 +16,7 @@ import (
 	"time"
 
 	"github.com/conform-suite/conform/internal/hang"
+	"github.com/conform-suite/conform/internal/waittest"
 	"github.com/conform-suite/conform/reports"
 	"github.com/conform-suite/conform/suites"
 	"github.com/conform-suite/conform/sut/fault"
@@ -43,15 +41,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	// Most of these tests wait on child processes and on real time far more
-	// than they compute, so by default more of them run at once than
-	// -test.parallel's GOMAXPROCS (2 on CI's machines): on such a machine
-	// the package takes about 68 s instead of 95 s, for the same CPU time.
-	flag.Parse()
-	explicit := false
-	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
-	if !explicit {
-		_ = flag.Set("test.parallel", strconv.Itoa(max(4, 2*runtime.GOMAXPROCS(0))))
-	}
+	// than they compute: on a 2-core machine the package takes about 68 s
+	// with more of them at once, instead of 95 s, for the same CPU time.
+	waittest.Widen()
 	dir, err := os.MkdirTemp("", "conform-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

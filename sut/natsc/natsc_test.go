@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/conform-suite/conform/cases"
+	"github.com/conform-suite/conform/internal/waittest"
 	"github.com/conform-suite/conform/natsserver"
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
 	"github.com/conform-suite/conform/reports"
@@ -22,7 +23,11 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	// Each whole-catalogue run mostly waits on its live cases' brokers.
+	waittest.Widen()
+	goleak.VerifyTestMain(m)
+}
 
 // serve starts an embedded broker with options o and the reference
 // answering on base.

@@ -1,0 +1,35 @@
+// Package waittest lets a test package whose parallel tests mostly wait —
+// on child processes, brokers, sockets and real time — run more of them at
+// once than go test's default.
+//
+// go test runs at most -test.parallel tests of a package at once, and that
+// defaults to GOMAXPROCS: two on the shared CI machines this project's
+// tests must pass on. A test that spends ten seconds waiting for a mutant
+// to stay silent then holds half the package's room while the machine
+// idles. Widening the bound changes how much waiting overlaps, not what
+// any test checks.
+package waittest
+
+import (
+	"flag"
+	"runtime"
+	"strconv"
+)
+
+// Parallel returns how many parallel tests a waiting package runs at once
+// unless told otherwise: twice the CPUs Go uses, and at least four.
+func Parallel() int { return max(4, 2*runtime.GOMAXPROCS(0)) }
+
+// Widen sets -test.parallel to Parallel, unless the command line set it.
+// Call it from TestMain; it parses the command line if that has not been
+// done.
+func Widen() {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
+	if !explicit {
+		_ = flag.Set("test.parallel", strconv.Itoa(Parallel()))
+	}
+}
