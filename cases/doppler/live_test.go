@@ -81,40 +81,6 @@ func TestLiveReferencePasses(t *testing.T) {
 	}
 }
 
-// TestLiveMutantsCaught: each live-only mutant is caught by a live MUST
-// case. (cases/catalog's mutation table runs every mutant against every
-// doppler case, live ones included.)
-func TestLiveMutantsCaught(t *testing.T) {
-	cs := liveCases(t)
-	env := broker(t, 1<<20)
-	for _, name := range []string{
-		"names-misderived", "raw-face-as-ci8", "pull-never-acks", "closed-reported-as-transport",
-	} {
-		m, ok := suites.Default().Mutant(name)
-		if !ok {
-			t.Errorf("no mutant %s", name)
-			continue
-		}
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			rec := runLive("builtin:mutant/"+name, func() *impl.Impl { return m.Apply(suites.Default().Reference()) }, cs, env)
-			var caught []string
-			for _, c := range rec.Cases {
-				if c.Outcome == reports.Error {
-					t.Errorf("%s: error %s", c.ID, c.Message)
-				}
-				if c.Level == reports.MUST && c.Outcome == reports.Fail {
-					caught = append(caught, c.ID)
-				}
-			}
-			if len(caught) == 0 {
-				t.Fatalf("%s is caught by no live MUST case", name)
-			}
-			t.Logf("caught by %v in %.1fs", caught, rec.DurationSec)
-		})
-	}
-}
-
 // TestLiveWithoutJetStream: on a broker without JetStream the work-queue
 // cases end as harness errors naming the missing tier, not as the SUT's
 // failures, and every other live case still passes.

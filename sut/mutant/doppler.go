@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"slices"
 
+	dpcases "github.com/conform-suite/conform/cases/doppler"
 	"github.com/conform-suite/conform/ref/doppler"
 	"github.com/conform-suite/conform/ref/doppler/dpnats"
 	"github.com/conform-suite/conform/sut/impl"
@@ -268,31 +269,36 @@ var dopplerFurther = []Mutant{
 		}),
 }
 
+// dopplerLiveProfile is the profile of the doppler cases that drive a
+// socket on a real broker: the only cases that can catch a mutant of the
+// sockets alone.
+const dopplerLiveProfile = dpcases.LiveProfile
+
 // dopplerLiveMutants are failure modes only a socket on a real broker
 // shows: the names derived from an endpoint, the raw-bytes face, the work
 // queue's acks, the state a drain leaves.
 var dopplerLiveMutants = []Mutant{
 	{
-		Name: "names-misderived", Suite: "doppler",
+		Name: "names-misderived", Suite: "doppler", Profile: dopplerLiveProfile,
 		Bug: "derives <base>.pub.CF32, <base>.rpc, <base>.work.CF32 and the stream DPWORK_<base> instead of the pinned names (doppler §5, reconstructed§doppler-subjects)",
 		apply: func(im *impl.Impl) {
 			im.Doppler.Names = func(ep doppler.Endpoint) dpnats.Names { return dpBugNames{ep} }
 		},
 	},
 	{
-		Name: "raw-face-as-ci8", Suite: "doppler",
+		Name: "raw-face-as-ci8", Suite: "doppler", Profile: dopplerLiveProfile,
 		Bug:   "sends the raw-bytes face of REQ/REP as CI8 samples instead of format \"SB\" bytes, so an odd byte count cannot be sent (doppler §2)",
 		apply: func(im *impl.Impl) { im.Doppler.RawType = doppler.TypeCI8 },
 	},
 	{
-		Name: "pull-never-acks", Suite: "doppler",
+		Name: "pull-never-acks", Suite: "doppler", Profile: dopplerLiveProfile,
 		Bug: "a PULL worker reports its frames acked without acking them, so the work queue keeps them and redelivers them (doppler §6)",
 		apply: func(im *impl.Impl) {
 			im.Doppler.Ack = func(context.Context, *dpnats.Delivery) error { return nil }
 		},
 	},
 	{
-		Name: "closed-reported-as-transport", Suite: "doppler",
+		Name: "closed-reported-as-transport", Suite: "doppler", Profile: dopplerLiveProfile,
 		Bug: "reports a send on a drained socket as a transport failure, DP_ERR, instead of the state DP_ERR_CLOSED (doppler §6b)",
 		apply: func(im *impl.Impl) {
 			im.Doppler.SendError = func(err error) error {

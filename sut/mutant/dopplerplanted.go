@@ -169,7 +169,7 @@ var dopplerPlantedLive = []Mutant{
 // dpLiveMutant is a mutant of the live sockets alone: only the doppler-nats
 // cases can see it.
 func dpLiveMutant(name, bug string, change func(d *impl.DopplerParts)) Mutant {
-	return Mutant{Name: name, Suite: "doppler", Profile: "doppler-nats", Bug: bug,
+	return Mutant{Name: name, Suite: "doppler", Profile: dopplerLiveProfile, Bug: bug,
 		apply: func(im *impl.Impl) { change(&im.Doppler) }}
 }
 
