@@ -164,16 +164,19 @@ func TestFuzzResumeAfterKill(t *testing.T) {
 	if err != nil || cp == nil {
 		t.Fatalf("checkpoint after kill -9: %v", err)
 	}
-	var done uint64
+	var done, furthest uint64
 	for _, n := range cp.Next {
 		done += n
+		furthest = max(furthest, n)
 	}
 	if r := conform(t, 30*time.Second, nil, args...); r.code != exitUsage {
 		t.Errorf("a second campaign in the same --out without --resume: exit %d, want %d", r.code, exitUsage)
 	}
-	// Long enough for a loaded machine to run some inputs past the
-	// checkpoint, which the resume must.
-	r := conform(t, 60*time.Second, nil, "fuzz", "--sut", "builtin:mutant/window-256", "--target", "streams", "--duration", "3s", "--out", out, "--resume")
+	// A budget in inputs rather than time, so that however loaded the
+	// machine the resume has inputs past the checkpoint to run, which it
+	// must, and no more.
+	execs := strconv.FormatUint(furthest+200, 10)
+	r := conform(t, 60*time.Second, nil, "fuzz", "--sut", "builtin:mutant/window-256", "--target", "streams", "--execs", execs, "--out", out, "--resume")
 	if r.code != 1 {
 		t.Fatalf("resume: exit %d, want 1 (findings)\n%s", r.code, r.stderr)
 	}
