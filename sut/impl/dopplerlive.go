@@ -469,11 +469,7 @@ func livePayload(f *conformpb.DopplerLiveFrame) ([]byte, error) {
 	if len(f.FillPattern) == 0 {
 		return nil, fmt.Errorf("a fill of %d bytes has an empty pattern", f.FillLength)
 	}
-	out := make([]byte, f.FillLength)
-	for i := 0; i < len(out); i += len(f.FillPattern) {
-		copy(out[i:], f.FillPattern)
-	}
-	return out, nil
+	return fill(f.FillPattern, int(f.FillLength)), nil
 }
 
 // liveLength is a frame's payload length, given or described.

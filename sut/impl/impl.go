@@ -6,6 +6,7 @@
 package impl
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"debug/elf"
@@ -400,9 +401,15 @@ func Expand(b *conformpb.Blob) ([]byte, error) {
 	if len(f.Pattern) == 0 && f.Length > 0 {
 		return nil, fmt.Errorf("blob fill of %d bytes has an empty pattern", f.Length)
 	}
-	out := make([]byte, f.Length)
-	for i := 0; i < len(out); i += len(f.Pattern) {
-		copy(out[i:], f.Pattern)
+	return fill(f.Pattern, int(f.Length)), nil
+}
+
+// fill returns n bytes repeating pattern, which is not empty unless n is
+// 0. bytes.Repeat doubles what it has copied: a pattern copied once per
+// repetition took seconds for a 16 MiB fill of one byte.
+func fill(pattern []byte, n int) []byte {
+	if n == 0 {
+		return []byte{}
 	}
-	return out, nil
+	return bytes.Repeat(pattern, (n+len(pattern)-1)/len(pattern))[:n]
 }

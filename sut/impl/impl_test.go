@@ -1,6 +1,7 @@
 package impl
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -123,5 +124,45 @@ func TestContentIDIsTheGoBuildID(t *testing.T) {
 	want := id[strings.LastIndexByte(id, '/')+1:]
 	if got := contentID(); got != want {
 		t.Errorf("contentID() = %q, want %q (of build ID %q)", got, want, id)
+	}
+}
+
+// TestExpand: a fill is its pattern repeated and cut at its length, which
+// need not be a whole number of patterns; data is given back as it is; a
+// fill past MaxBlob or with no pattern is refused.
+func TestExpand(t *testing.T) {
+	tests := []struct {
+		name    string
+		blob    *conformpb.Blob
+		want    []byte
+		wantErr string
+	}{
+		{"data", &conformpb.Blob{Data: []byte{1, 2, 3}}, []byte{1, 2, 3}, ""},
+		{"one-byte pattern", &conformpb.Blob{Fill: &conformpb.Fill{Length: 5, Pattern: []byte{0xa5}}}, []byte{0xa5, 0xa5, 0xa5, 0xa5, 0xa5}, ""},
+		{"cut inside a pattern", &conformpb.Blob{Fill: &conformpb.Fill{Length: 7, Pattern: []byte{1, 2, 3}}}, []byte{1, 2, 3, 1, 2, 3, 1}, ""},
+		{"shorter than its pattern", &conformpb.Blob{Fill: &conformpb.Fill{Length: 2, Pattern: []byte{1, 2, 3}}}, []byte{1, 2}, ""},
+		{"empty", &conformpb.Blob{Fill: &conformpb.Fill{Length: 0}}, []byte{}, ""},
+		{"no pattern", &conformpb.Blob{Fill: &conformpb.Fill{Length: 4}}, nil, "empty pattern"},
+		{"past the limit", &conformpb.Blob{Fill: &conformpb.Fill{Length: MaxBlob + 1, Pattern: []byte{0}}}, nil, "exceeds"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Expand(tt.blob)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("Expand = %x, %v; want an error saying %q", got, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || !bytes.Equal(got, tt.want) {
+				t.Fatalf("Expand = %x, %v; want %x", got, err, tt.want)
+			}
+		})
+	}
+	// A whole MaxBlob of one byte, the size the catalogue's largest inputs
+	// describe.
+	big, err := Expand(&conformpb.Blob{Fill: &conformpb.Fill{Length: MaxBlob, Pattern: []byte{0xff, 0}}})
+	if err != nil || len(big) != MaxBlob || big[MaxBlob-1] != 0 || big[MaxBlob-2] != 0xff {
+		t.Fatalf("a MaxBlob fill: %d bytes ending %x, %v", len(big), big[max(0, len(big)-2):], err)
 	}
 }
