@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/conform-suite/conform/internal/hang"
+	"github.com/conform-suite/conform/internal/waittest"
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
 	"github.com/conform-suite/conform/reports"
 	"github.com/conform-suite/conform/suites"
@@ -29,6 +30,8 @@ func TestMain(m *testing.M) {
 	if name := os.Getenv(envSUT); name != "" {
 		os.Exit(serve(name))
 	}
+	// The fault tests mostly wait for a SUT that hangs or is slow.
+	waittest.Widen()
 	goleak.VerifyTestMain(m)
 }
 

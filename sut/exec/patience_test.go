@@ -19,6 +19,7 @@ import (
 // test is; only lower bounds on time are asserted, since a busy machine
 // can only make a timer late.
 func TestPatientStretchesForCPUWaitsOnly(t *testing.T) {
+	t.Parallel() // only lower bounds on time are asserted
 	const budget = 200 * time.Millisecond
 	for _, tc := range []struct {
 		name string
@@ -43,6 +44,7 @@ func TestPatientStretchesForCPUWaitsOnly(t *testing.T) {
 			func(opTime time.Duration) time.Duration { return MaxStretch * opTime }, true, errOpTimeout},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			parent, cancel := context.WithTimeout(context.Background(), budget)
 			defer cancel()
 			// The op began budget before its deadline; a clock read after
