@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/conform-suite/conform/internal/waittest"
 	"github.com/conform-suite/conform/natsserver"
 	"github.com/conform-suite/conform/suites"
 )
@@ -14,6 +15,9 @@ import (
 var broker = natsserver.NewLazy(natsserver.Options{})
 
 func TestMain(m *testing.M) {
+	// The live targets' tests wait out a mutant's silence for seconds at a
+	// time; they overlap with the tests that compute.
+	waittest.Widen()
 	code := m.Run()
 	broker.Shutdown()
 	os.Exit(code)
