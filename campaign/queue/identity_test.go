@@ -53,6 +53,7 @@ func coordinatorOptions(id testIdentity) Options {
 // used name is refused, naming what differs, and stores nothing; one asked
 // for the same campaign runs it; a coordinator naming the SUT pins it.
 func TestCoordinatorIdentity(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	ep := endpoint(t, srv, "identity")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -84,6 +85,7 @@ func TestCoordinatorIdentity(t *testing.T) {
 // none; a worker on another SUT is refused, its refusal recorded for the
 // coordinator; a worker whose run refuses mid-campaign hands its unit back.
 func TestWorkerIdentity(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	ep := endpoint(t, srv, "worker-identity")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -151,6 +153,7 @@ func TestWorkerIdentity(t *testing.T) {
 // streams and no identity, is refused rather than adopted with its stored
 // outcomes.
 func TestLegacyCampaignRefused(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	ep := endpoint(t, srv, "legacy")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -180,6 +183,7 @@ func TestLegacyCampaignRefused(t *testing.T) {
 // TestListCampaigns lists the campaigns on a server with what they hold,
 // and deletes one.
 func TestListCampaigns(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -238,6 +242,7 @@ func TestListCampaigns(t *testing.T) {
 // TestUnreachable: a server that does not answer is an *UnreachableError,
 // which the command line reports as "could not run".
 func TestUnreachable(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	url := srv.URL()
 	srv.Shutdown()

@@ -308,6 +308,7 @@ type counts struct{ Units, Done, Failed, Findings int }
 func countsOf(s Status) counts { return counts{s.Units, s.Done, s.Failed, s.Findings} }
 
 func TestTwoWorkers(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	ep := endpoint(t, srv, "two-workers")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -383,6 +384,7 @@ func TestTwoWorkers(t *testing.T) {
 // processes, one killed with SIGKILL in the middle of a unit; every unit
 // still completes and every finding arrives once.
 func TestWorkerProcessKilled(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	ep := endpoint(t, srv, "killed")
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
@@ -537,6 +539,7 @@ func unitsPublished(t *testing.T, ctx context.Context, c *Coordinator) uint64 {
 }
 
 func TestCoordinatorRestart(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	ep := endpoint(t, srv, "restart")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -621,6 +624,7 @@ func TestCoordinatorRestart(t *testing.T) {
 }
 
 func TestFailingUnit(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	ep := endpoint(t, srv, "failing")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -659,6 +663,7 @@ func TestFailingUnit(t *testing.T) {
 // worker that receives its third delivery records it as failed without
 // running it.
 func TestAbandonedUnit(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	ep := endpoint(t, srv, "abandoned")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -703,6 +708,7 @@ func TestAbandonedUnit(t *testing.T) {
 // that Run keeps reporting its status while nothing changes, so that its
 // rate and elapsed time stay current.
 func TestLongUnitKeptAlive(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	ep := endpoint(t, srv, "long-unit")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -737,6 +743,7 @@ func TestLongUnitKeptAlive(t *testing.T) {
 // acknowledging the unit (unit 1: not rerun). The test plays the dying
 // worker with the package's own steps and then walks away from the units.
 func TestDeathBetweenSteps(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	ep := endpoint(t, srv, "deaths")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -812,6 +819,7 @@ func TestDeathBetweenSteps(t *testing.T) {
 }
 
 func TestDeleteCampaign(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	ep := endpoint(t, srv, "delete")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -848,6 +856,7 @@ func TestDeleteCampaign(t *testing.T) {
 }
 
 func TestRunRefusesBadUnits(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t)
 	ep := endpoint(t, srv, "bad-units")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

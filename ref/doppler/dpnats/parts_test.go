@@ -22,6 +22,7 @@ func (r renamed) PubWildcard() string              { return "other.pub.*" }
 // names, its header check (also inside reassembly) and its sender — and the
 // zero Parts are the reference.
 func TestPartsReplaceThePieces(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, 0)
 	ep := endpointOf(t, srv, "parts")
 	ctx := testCtx(t)
@@ -71,6 +72,7 @@ func TestPartsReplaceThePieces(t *testing.T) {
 // its way of making the work queue exist and its rule for telemetry — and
 // without them only a publisher sends telemetry.
 func TestTransportPartsAreUsed(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, 0)
 	ep := endpointOf(t, srv, "transport")
 	ctx := testCtx(t)

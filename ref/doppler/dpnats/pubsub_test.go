@@ -15,6 +15,7 @@ import (
 )
 
 func TestPubSubRoundTripsEveryType(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, 0)
 	ep := endpointOf(t, srv, "rt")
 	ctx := testCtx(t)
@@ -76,6 +77,7 @@ func TestPubSubRoundTripsEveryType(t *testing.T) {
 }
 
 func TestPubSubBigEndianSocketsAndCrossEndianRefusal(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, 0)
 	ep := endpointOf(t, srv, "be")
 	ctx := testCtx(t)
@@ -109,6 +111,7 @@ func TestPubSubBigEndianSocketsAndCrossEndianRefusal(t *testing.T) {
 }
 
 func TestPubSubChunksAtTheConnectionsMaxPayload(t *testing.T) {
+	t.Parallel()
 	const maxPayload = 64 << 10
 	srv := startServer(t, maxPayload)
 	ep := endpointOf(t, srv, "chunk")
@@ -198,6 +201,7 @@ func craft(t *testing.T, typ doppler.Type, n int, seq uint64, mutate func(*doppl
 }
 
 func TestSubscriberReportsEveryRefusalAndCarriesOn(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, 0)
 	ep := endpointOf(t, srv, "bad")
 	ctx := testCtx(t)
@@ -254,6 +258,7 @@ func TestSubscriberReportsEveryRefusalAndCarriesOn(t *testing.T) {
 }
 
 func TestSubscriberDropsAFrameInterleavedWithAnotherPublisher(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, 0)
 	ep := endpointOf(t, srv, "mix")
 	ctx := testCtx(t)
@@ -318,6 +323,7 @@ func TestSubscriberDropsAFrameInterleavedWithAnotherPublisher(t *testing.T) {
 }
 
 func TestSubscriberKeepsAFrameInProgressAcrossATimeout(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, 0)
 	ep := endpointOf(t, srv, "slow")
 	ctx := testCtx(t)
@@ -347,6 +353,7 @@ func TestSubscriberKeepsAFrameInProgressAcrossATimeout(t *testing.T) {
 }
 
 func TestRecvEndsWithTheContext(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, 0)
 	ep := endpointOf(t, srv, "ctx")
 	sub, err := dpnats.NewSubscriber(testCtx(t), ep, dpnats.AnyType, dpnats.Options{})
@@ -367,6 +374,7 @@ func TestRecvEndsWithTheContext(t *testing.T) {
 }
 
 func TestPublisherTimestampOverrideAppliesOnce(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, 0)
 	ep := endpointOf(t, srv, "ts")
 	ctx := testCtx(t)
@@ -403,6 +411,7 @@ func TestPublisherTimestampOverrideAppliesOnce(t *testing.T) {
 }
 
 func TestPublisherRefusesAPartialElement(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, 0)
 	ctx := testCtx(t)
 	pub, err := dpnats.NewPublisher(ctx, endpointOf(t, srv, "odd"), doppler.TypeCF64, dpnats.Options{})
@@ -417,6 +426,7 @@ func TestPublisherRefusesAPartialElement(t *testing.T) {
 }
 
 func TestFlushAndDrain(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, 0)
 	ep := endpointOf(t, srv, "drain")
 	ctx := testCtx(t)
@@ -499,6 +509,7 @@ func TestFlushAndDrain(t *testing.T) {
 }
 
 func TestDrainUnblocksAReceiveInAnotherGoroutine(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, 0)
 	ep := endpointOf(t, srv, "unblock")
 	ctx := testCtx(t)
@@ -524,6 +535,7 @@ func TestDrainUnblocksAReceiveInAnotherGoroutine(t *testing.T) {
 }
 
 func TestCloseIsBestEffortAndSilent(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, 0)
 	ep := endpointOf(t, srv, "close")
 	ctx := testCtx(t)
@@ -552,6 +564,7 @@ func TestCloseIsBestEffortAndSilent(t *testing.T) {
 }
 
 func TestUnreachableServerFailsFast(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, 0)
 	ep := endpointOf(t, srv, "gone")
 	srv.Shutdown()
@@ -564,6 +577,7 @@ func TestUnreachableServerFailsFast(t *testing.T) {
 }
 
 func TestConcurrentPublishersKeepFramesWhole(t *testing.T) {
+	t.Parallel()
 	const maxPayload = 4 << 10
 	srv := startServer(t, maxPayload)
 	ep := endpointOf(t, srv, "conc")

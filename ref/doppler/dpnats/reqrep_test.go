@@ -38,6 +38,7 @@ func echo(ctx context.Context, rep *dpnats.Replier) error {
 }
 
 func TestReqRepRoundTripsEveryTypeAndTheRawFace(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, 0)
 	ep := endpointOf(t, srv, "rr")
 	ctx := testCtx(t)
@@ -93,6 +94,7 @@ func TestReqRepRoundTripsEveryTypeAndTheRawFace(t *testing.T) {
 }
 
 func TestReqRepRefusesAnOversizedFrameAndNeverChunks(t *testing.T) {
+	t.Parallel()
 	const maxPayload = 64 << 10
 	srv := startServer(t, maxPayload)
 	ep := endpointOf(t, srv, "big")
@@ -110,6 +112,7 @@ func TestReqRepRefusesAnOversizedFrameAndNeverChunks(t *testing.T) {
 }
 
 func TestRequestWithNoReplierFailsAtOnce(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, 0)
 	ctx := testCtx(t)
 	req, err := dpnats.NewRequester(ctx, endpointOf(t, srv, "none"), dpnats.Options{})
@@ -126,6 +129,7 @@ func TestRequestWithNoReplierFailsAtOnce(t *testing.T) {
 }
 
 func TestReplierRefusesBadRequestsAndRequesterDropsLateReplies(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, 0)
 	ep := endpointOf(t, srv, "late")
 	ctx := testCtx(t)

@@ -14,6 +14,7 @@ import (
 )
 
 func TestPullerBeforeAnyPusherFailsAtOnce(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, 0)
 	start := time.Now()
 	_, err := dpnats.NewPuller(testCtx(t), endpointOf(t, srv, "early"), dpnats.Options{})
@@ -24,6 +25,7 @@ func TestPullerBeforeAnyPusherFailsAtOnce(t *testing.T) {
 }
 
 func TestPushPullRoundTripsEveryType(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, 0)
 	ep := endpointOf(t, srv, "wq")
 	ctx := testCtx(t)
@@ -94,6 +96,7 @@ func TestPushPullRoundTripsEveryType(t *testing.T) {
 }
 
 func TestPushRefusesAnOversizedFrameRatherThanChunking(t *testing.T) {
+	t.Parallel()
 	const maxPayload = 64 << 10
 	srv := startServer(t, maxPayload)
 	ep := endpointOf(t, srv, "tl")
@@ -137,6 +140,7 @@ func TestPushRefusesAnOversizedFrameRatherThanChunking(t *testing.T) {
 }
 
 func TestAFrameAWorkerDiesHoldingIsRedeliveredToAnother(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, 0)
 	ep := endpointOf(t, srv, "redeliver")
 	ctx := testCtx(t)
@@ -187,6 +191,7 @@ func TestAFrameAWorkerDiesHoldingIsRedeliveredToAnother(t *testing.T) {
 }
 
 func TestNakRedeliversAtOnce(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, 0)
 	ep := endpointOf(t, srv, "nak")
 	ctx := testCtx(t)
@@ -221,6 +226,7 @@ func TestNakRedeliversAtOnce(t *testing.T) {
 }
 
 func TestPullerRefusesAndTerminatesBadMessages(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, 0)
 	ep := endpointOf(t, srv, "wbad")
 	ctx := testCtx(t)
@@ -261,6 +267,7 @@ func TestPullerRefusesAndTerminatesBadMessages(t *testing.T) {
 }
 
 func TestWorkerDrainAndCloseEndABlockedPull(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, 0)
 	ep := endpointOf(t, srv, "wdrain")
 	ctx := testCtx(t)
