@@ -116,6 +116,14 @@ type Env struct {
 	// server, started on first use and shut down with the run. Nil when the
 	// run has no broker; Env.BrokerURL then fails the case as a harness error.
 	Broker func(ctx context.Context) (string, error)
+	// CredentialBroker starts a NATS server of conform's own on loopback
+	// that admits only user with password, for the case in which
+	// credentials must matter, and returns its URL (nats://host:port,
+	// without the credentials) and a func that stops it. Nil when the run
+	// cannot start one; the case then ends as a harness error. It is a function the run gives, not a server the
+	// cases start, so that the cases, and every program that links them,
+	// leave the NATS server's code to the one program that runs it.
+	CredentialBroker func(ctx context.Context, user, password string) (url string, stop func(), err error)
 	// Peer is the tcp://host:port of a device observed with no shim
 	// (conform run --peer), or empty.
 	Peer string

@@ -80,6 +80,10 @@ type Options struct {
 	// TempDir is the directory the JetStream store directory is created
 	// in. Empty means os.TempDir().
 	TempDir string
+
+	// Username and Password, when Username is set, are the only
+	// credentials the server admits.
+	Username, Password string
 }
 
 // Server is a running embedded nats-server. Its methods are safe for
@@ -137,6 +141,8 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		NoLog:      o.Logf == nil,
 		NoSigs:     true,
 		Debug:      o.Debug,
+		Username:   o.Username,
+		Password:   o.Password,
 	}
 	srv, err := server.NewServer(opts)
 	if err != nil {
@@ -154,6 +160,20 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// CredentialBroker starts a server that admits only user with password,
+// and returns its URL and its Shutdown: what cases.Env.CredentialBroker
+// asks of a run.
+func CredentialBroker(ctx context.Context, user, password string) (url string, stop func(), err error) {
+	if user == "" {
+		return "", nil, errors.New("natsserver: a server with credentials needs a user name")
+	}
+	srv, err := Start(ctx, Options{Username: user, Password: password})
+	if err != nil {
+		return "", nil, err
+	}
+	return srv.URL(), srv.Shutdown, nil
 }
 
 // A store directory is named storePrefix + its owner (proc.Owner.String)

@@ -132,7 +132,7 @@ func TestMutationTable(t *testing.T) {
 	broker := natsserver.NewLazy(natsserver.Options{MaxPayload: 1 << 20}) // NATS's own default keeps doppler's live chunking case small
 	t.Cleanup(broker.Shutdown)
 	table := mutation.Run(context.Background(), mutation.Config{
-		Suites: suites.Default(), Cases: cat.Cases, Seed: 1, Env: &cases.Env{Broker: broker.URL}, Self: []string{exe},
+		Suites: suites.Default(), Cases: cat.Cases, Seed: 1, Env: &cases.Env{Broker: broker.URL, CredentialBroker: natsserver.CredentialBroker}, Self: []string{exe},
 	})
 	for _, c := range mutation.ReferenceFailures(table.Reference) {
 		t.Errorf("reference: %s is %s: %s %v", c.ID, c.Outcome, c.Message, c.Evidence)

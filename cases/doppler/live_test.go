@@ -46,7 +46,7 @@ func broker(t testing.TB, maxPayload int32) *cases.Env {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Shutdown)
-	return &cases.Env{Broker: func(context.Context) (string, error) { return srv.URL(), nil }}
+	return &cases.Env{Broker: func(context.Context) (string, error) { return srv.URL(), nil }, CredentialBroker: natsserver.CredentialBroker}
 }
 
 // runLive runs cs against the implementation fresh makes, as conform run
@@ -94,7 +94,7 @@ func TestLiveWithoutJetStream(t *testing.T) {
 	if !srv.ReadyForConnections(10 * time.Second) {
 		t.Fatal("the server did not start")
 	}
-	env := &cases.Env{Broker: func(context.Context) (string, error) { return srv.ClientURL(), nil }}
+	env := &cases.Env{Broker: func(context.Context) (string, error) { return srv.ClientURL(), nil }, CredentialBroker: natsserver.CredentialBroker}
 	rec := runLive("builtin:reference", suites.Default().Reference, liveCases(t), env)
 	errs := 0
 	for _, c := range rec.Cases {
@@ -110,5 +110,28 @@ func TestLiveWithoutJetStream(t *testing.T) {
 	}
 	if errs != 8 {
 		t.Errorf("%d work-queue cases ended as harness errors, want 8", errs)
+	}
+}
+
+// TestLiveCredentialsNeedTheRunsServer: the credentials case starts its
+// server through the run's Env.CredentialBroker; a run that cannot start
+// one ends that case as a harness error saying so, never as the SUT's
+// failure.
+func TestLiveCredentialsNeedTheRunsServer(t *testing.T) {
+	env := broker(t, 0)
+	env.CredentialBroker = nil
+	var cs []cases.Case
+	for _, c := range liveCases(t) {
+		if c.ID == "doppler/9/live-credentials-in-the-url" {
+			cs = append(cs, c)
+		}
+	}
+	if len(cs) != 1 {
+		t.Fatalf("%d credentials cases in the catalogue, want 1", len(cs))
+	}
+	rec := runLive("builtin:reference", suites.Default().Reference, cs, env)
+	c := rec.Cases[0]
+	if c.Outcome != reports.Error || c.ErrorKind != reports.KindHarness || !strings.Contains(c.Message, "demands credentials") {
+		t.Errorf("%s: %s (%s) %q, want a harness error saying the run cannot start a server that demands credentials", c.ID, c.Outcome, c.ErrorKind, c.Message)
 	}
 }

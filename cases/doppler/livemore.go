@@ -12,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -333,29 +332,32 @@ func liveEndpointScheme(t *cases.T) {
 	})
 }
 
-// authServer starts a nats-server on loopback that demands user and
-// password, for a case that needs credentials to matter; it is shut down
-// when the case ends.
-func (l *live) authServer(user, password string) *server.Server {
+// authServer starts a NATS server on loopback that demands user and
+// password (the run's Env.CredentialBroker), for a case that needs
+// credentials to matter, and returns its host:port; it is stopped when the
+// case ends.
+func (l *live) authServer(user, password string) string {
 	l.needProxy() // the same condition: the SUT reaches conform's loopback
-	srv, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: server.RANDOM_PORT,
-		Username: user, Password: password, NoLog: true, NoSigs: true})
+	start := l.t.Env().CredentialBroker
+	if start == nil {
+		l.t.Harnessf("this case needs a NATS server of conform's own that demands credentials, and the run cannot start one")
+	}
+	raw, stop, err := start(l.t.Context(), user, password)
 	if err != nil {
-		l.t.Harnessf("configure a nats-server with credentials: %v", err)
+		l.t.Harnessf("start a NATS server with credentials: %v", err)
 	}
-	srv.Start()
-	l.onRelease(func() { srv.Shutdown(); srv.WaitForShutdown() })
-	if !srv.ReadyForConnections(connectWait(l.t)) {
-		l.t.Harnessf("the nats-server with credentials did not start")
+	l.onRelease(stop)
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		l.t.Harnessf("the NATS server with credentials gave no host:port in its URL %q: %v", raw, err)
 	}
-	return srv
+	return u.Host
 }
 
 func liveCredentials(t *cases.T) {
 	withLive(t, func(l *live) {
 		user, password := "conform", hex.EncodeToString(nonce(8))
-		srv := l.authServer(user, password)
-		addr := srv.Addr().String()
+		addr := l.authServer(user, password)
 		nc, err := nats.Connect("nats://"+addr, nats.UserInfo(user, password), nats.Timeout(connectWait(l.t)), nats.NoReconnect(), l.errors())
 		if err != nil {
 			t.Harnessf("conform's connection to the server with credentials: %v", err)

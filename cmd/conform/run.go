@@ -377,6 +377,7 @@ func runEnv(natsURL, peer, nodeCmd string) (runEnvironment, error) {
 		return env, err
 	}
 	env.Broker, env.close = broker, closeBroker
+	env.CredentialBroker = natsserver.CredentialBroker
 	if peer != "" {
 		u, err := url.Parse(peer)
 		if err != nil || u.Scheme != "tcp" || u.Host == "" || u.Port() == "" {

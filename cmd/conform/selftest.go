@@ -80,6 +80,6 @@ func cmdSelftest(ctx context.Context, reg *suite.Registry, args []string, _ io.R
 func mutationTable(ctx context.Context, cfg mutation.Config) *mutation.Table {
 	broker := natsserver.NewLazy(natsserver.Options{MaxPayload: 1 << 20})
 	defer broker.Shutdown()
-	cfg.Env, cfg.Self = &cases.Env{Broker: broker.URL}, self()
+	cfg.Env, cfg.Self = &cases.Env{Broker: broker.URL, CredentialBroker: natsserver.CredentialBroker}, self()
 	return mutation.Run(ctx, cfg)
 }

@@ -99,7 +99,7 @@ func TestReferenceOverNATS(t *testing.T) {
 			}
 			defer c.Close()
 			broker := func(context.Context) (string, error) { return ep.Server, nil }
-			rec := runner.Run(context.Background(), runner.Config{Spec: ep.String(), Client: c, Cases: cat.Cases, Env: &cases.Env{Broker: broker}})
+			rec := runner.Run(context.Background(), runner.Config{Spec: ep.String(), Client: c, Cases: cat.Cases, Env: &cases.Env{Broker: broker, CredentialBroker: natsserver.CredentialBroker}})
 			if rec.ExitCode != 0 || rec.Summary.Counts[reports.Pass] < 100 {
 				t.Errorf("exit %d, counts %v", rec.ExitCode, rec.Summary.Counts)
 			}
