@@ -33,8 +33,7 @@ func TestBothRefusedIsNoFinding(t *testing.T) {
 		t.Fatal("no target wire.read-frames")
 	}
 	// A fill past impl.MaxBlob: the reference refuses the request before
-	// it makes a byte (fills that pass impl.MaxExpansion only together
-	// would cost it a gigabyte first).
+	// it makes a byte.
 	huge := &conformpb.ReadInput{Chunks: []*conformpb.Blob{{Fill: &conformpb.Fill{Length: impl.MaxBlob + 1, Pattern: []byte{0xff}}}}}
 	if r := testRegistry().Reference().Handle(context.Background(), tg.request([]proto.Message{&conformpb.ReadFrames{Inputs: []*conformpb.ReadInput{huge}}})); r.GetError() == nil {
 		t.Fatalf("the reference answered %v to a fill past its bound, not Error: the test proves nothing", r.GetResult())

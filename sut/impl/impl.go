@@ -375,18 +375,42 @@ const MaxBlob = 2*wire.MaxPayload + 8
 // 1 GiB leaves room for a batch of boundary cases.
 const MaxExpansion = 1 << 30
 
-// expander expands the blobs of one request within MaxExpansion.
-type expander struct{ used uint64 }
-
-// expand returns the bytes b describes, counting them against the request.
-func (x *expander) expand(b *conformpb.Blob) ([]byte, error) {
-	if f := b.GetFill(); f != nil {
-		if x.used+f.GetLength() > MaxExpansion || x.used+f.GetLength() < x.used {
-			return nil, fmt.Errorf("the request's fills expand beyond %d bytes", MaxExpansion)
+// checkFills refuses op when the fills of all its blobs together pass
+// MaxExpansion, before any is made: counted only as each was made, a
+// request of many fills made a gigabyte of bytes before it was refused.
+func checkFills(op proto.Message) error {
+	var total uint64
+	over := false
+	blob := (*conformpb.Blob)(nil).ProtoReflect().Descriptor().FullName()
+	var walk func(m protoreflect.Message)
+	walk = func(m protoreflect.Message) {
+		if over {
+			return
 		}
-		x.used += f.GetLength()
+		if m.Descriptor().FullName() == blob {
+			n := m.Interface().(*conformpb.Blob).GetFill().GetLength()
+			total += n
+			over = total > MaxExpansion || total < n
+			return
+		}
+		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+			switch {
+			case fd.Message() == nil || fd.IsMap():
+			case fd.IsList():
+				for i := range v.List().Len() {
+					walk(v.List().Get(i).Message())
+				}
+			default:
+				walk(v.Message())
+			}
+			return !over
+		})
 	}
-	return Expand(b)
+	walk(op.ProtoReflect())
+	if over {
+		return fmt.Errorf("the request's fills expand beyond %d bytes", MaxExpansion)
+	}
+	return nil
 }
 
 // Expand returns the bytes a Blob describes.

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,26 +20,66 @@ import (
 
 // TestFillsAreBoundedPerRequest: fills are a few bytes each on the wire, so
 // one request could describe terabytes; the request is refused as an Error
-// once its fills pass MaxExpansion, before the bytes are made.
+// once its fills together pass MaxExpansion, spread over inputs or not,
+// before any of the bytes are made. Within the bound the same fills are
+// expanded and answered.
 func TestFillsAreBoundedPerRequest(t *testing.T) {
 	fill := &conformpb.Blob{Fill: &conformpb.Fill{Length: MaxBlob, Pattern: []byte{0xff}}} // a TooLarge prefix: the reader holds nothing
-	var in conformpb.ReadInput
-	for range MaxExpansion/MaxBlob + 1 {
-		in.Chunks = append(in.Chunks, fill)
+	over := int(MaxExpansion/MaxBlob + 1)
+	fills := func(n int) []*conformpb.Blob { return slices.Repeat([]*conformpb.Blob{fill}, n) }
+	tests := []struct {
+		name string
+		op   Op
+		req  func(n int) *conformpb.Request // a request of n fills
+	}{
+		{"read_frames, one input", Handler(ReadFrames), func(n int) *conformpb.Request {
+			return &conformpb.Request{Op: &conformpb.Request_ReadFrames{ReadFrames: &conformpb.ReadFrames{
+				Inputs: []*conformpb.ReadInput{{Chunks: fills(n)}}}}}
+		}},
+		{"receive, an input per fill", Handler(Receive), func(n int) *conformpb.Request {
+			op := &conformpb.Receive{}
+			for range n {
+				op.Inputs = append(op.Inputs, &conformpb.ReadInput{Chunks: fills(1)})
+			}
+			return &conformpb.Request{Op: &conformpb.Request_Receive{Receive: op}}
+		}},
+		{"write_frames, an input per fill", Handler(WriteFrames), func(n int) *conformpb.Request {
+			op := &conformpb.WriteFrames{}
+			for range n {
+				op.Inputs = append(op.Inputs, &conformpb.WriteInput{Payload: &conformpb.Blob{Fill: &conformpb.Fill{Length: 1 << 20, Pattern: []byte{1}}}})
+			}
+			return &conformpb.Request{Op: &conformpb.Request_WriteFrames{WriteFrames: op}}
+		}},
+		{"receive_connections, a segment per fill", Handler(ReceiveConnections), func(n int) *conformpb.Request {
+			in := &conformpb.ConnectionsInput{}
+			for i := range n {
+				in.Segments = append(in.Segments, &conformpb.ConnectionSegment{Connection: uint64(i), Bytes: fill})
+			}
+			return &conformpb.Request{Op: &conformpb.Request_ReceiveConnections{ReceiveConnections: &conformpb.ReceiveConnections{Inputs: []*conformpb.ConnectionsInput{in}}}}
+		}},
 	}
-	resp := reference(Handler(ReadFrames)).Handle(context.Background(), &conformpb.Request{Op: &conformpb.Request_ReadFrames{
-		ReadFrames: &conformpb.ReadFrames{Inputs: []*conformpb.ReadInput{&in}},
-	}})
-	if e := resp.GetError(); e == nil || !strings.Contains(e.GetMessage(), "expand beyond") {
-		t.Fatalf("got %v, want an Error naming the expansion bound", resp)
-	}
-	// Within the bound, the same chunks are read.
-	in.Chunks = in.Chunks[:2]
-	resp = reference(Handler(ReadFrames)).Handle(context.Background(), &conformpb.Request{Op: &conformpb.Request_ReadFrames{
-		ReadFrames: &conformpb.ReadFrames{Inputs: []*conformpb.ReadInput{&in}},
-	}})
-	if resp.GetReadFrames() == nil {
-		t.Fatalf("two fills refused: %v", resp)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n := over
+			if tt.name == "write_frames, an input per fill" {
+				n = MaxExpansion>>20 + 1 // 1 MiB payloads: a frame's payload is bounded
+			}
+			req := tt.req(n)
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			resp := reference(tt.op).Handle(context.Background(), req)
+			runtime.ReadMemStats(&after)
+			if e := resp.GetError(); e == nil || !strings.Contains(e.GetMessage(), "expand beyond") {
+				t.Fatalf("got %.300v, want an Error naming the expansion bound", resp)
+			}
+			if made := after.TotalAlloc - before.TotalAlloc; made > 16<<20 {
+				t.Errorf("%d MiB allocated before the request was refused, want none of its fills made", made>>20)
+			}
+			// Within the bound, the same fills are expanded and answered.
+			if resp := reference(tt.op).Handle(context.Background(), tt.req(2)); resp.GetError() != nil {
+				t.Fatalf("two fills refused: %v", resp.GetError())
+			}
+		})
 	}
 }
 
@@ -164,5 +205,18 @@ func TestExpand(t *testing.T) {
 	big, err := Expand(&conformpb.Blob{Fill: &conformpb.Fill{Length: MaxBlob, Pattern: []byte{0xff, 0}}})
 	if err != nil || len(big) != MaxBlob || big[MaxBlob-1] != 0 || big[MaxBlob-2] != 0xff {
 		t.Fatalf("a MaxBlob fill: %d bytes ending %x, %v", len(big), big[max(0, len(big)-2):], err)
+	}
+}
+
+// BenchmarkExpand makes the catalogue's largest fill: MaxBlob bytes of a
+// one-byte pattern.
+func BenchmarkExpand(b *testing.B) {
+	blob := &conformpb.Blob{Fill: &conformpb.Fill{Length: MaxBlob, Pattern: []byte{0xa5}}}
+	b.SetBytes(MaxBlob)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Expand(blob); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -217,7 +217,9 @@ func (im *Impl) driveQueue(op *conformpb.DriveQueue) *conformpb.DriveQueueResult
 }
 
 func (im *Impl) receiveConnections(op *conformpb.ReceiveConnections) (*conformpb.ReceiveConnectionsResult, error) {
-	var x expander
+	if err := checkFills(op); err != nil {
+		return nil, err
+	}
 	res := new(conformpb.ReceiveConnectionsResult)
 	for i, in := range op.Inputs {
 		counter := im.NewFrameCounter()
@@ -232,7 +234,7 @@ func (im *Impl) receiveConnections(op *conformpb.ReceiveConnections) (*conformpb
 				subs[conn] = sub
 				order = append(order, conn)
 			}
-			b, err := x.expand(seg.Bytes)
+			b, err := Expand(seg.Bytes)
 			if err != nil {
 				return nil, fmt.Errorf("input %d: %w", i, err)
 			}

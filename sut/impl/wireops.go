@@ -12,10 +12,12 @@ import (
 )
 
 func (im *Impl) readFrames(op *conformpb.ReadFrames) (*conformpb.ReadFramesResult, error) {
-	var x expander
+	if err := checkFills(op); err != nil {
+		return nil, err
+	}
 	res := new(conformpb.ReadFramesResult)
 	for i, in := range op.Inputs {
-		out, err := im.readOne(&x, in)
+		out, err := im.readOne(in)
 		if err != nil {
 			return nil, fmt.Errorf("input %d: %w", i, err)
 		}
@@ -24,7 +26,7 @@ func (im *Impl) readFrames(op *conformpb.ReadFrames) (*conformpb.ReadFramesResul
 	return res, nil
 }
 
-func (im *Impl) readOne(x *expander, in *conformpb.ReadInput) (*conformpb.ReadOutput, error) {
+func (im *Impl) readOne(in *conformpb.ReadInput) (*conformpb.ReadOutput, error) {
 	r := im.NewReader()
 	out := new(conformpb.ReadOutput)
 	var failed error
@@ -44,7 +46,7 @@ func (im *Impl) readOne(x *expander, in *conformpb.ReadInput) (*conformpb.ReadOu
 		return y
 	}
 	for _, c := range in.Chunks {
-		b, err := x.expand(c)
+		b, err := Expand(c)
 		if err != nil {
 			return nil, err
 		}
@@ -82,10 +84,12 @@ func (im *Impl) readOne(x *expander, in *conformpb.ReadInput) (*conformpb.ReadOu
 }
 
 func (im *Impl) writeFrames(ctx context.Context, op *conformpb.WriteFrames) (*conformpb.WriteFramesResult, error) {
-	var x expander
+	if err := checkFills(op); err != nil {
+		return nil, err
+	}
 	res := new(conformpb.WriteFramesResult)
 	for i, in := range op.Inputs {
-		payload, err := x.expand(in.Payload)
+		payload, err := Expand(in.Payload)
 		if err != nil {
 			return nil, fmt.Errorf("input %d: %w", i, err)
 		}
@@ -144,7 +148,9 @@ func (s *shortSink) Write(p []byte) (int, error) {
 }
 
 func (im *Impl) receive(op *conformpb.Receive) (*conformpb.ReceiveResult, error) {
-	var x expander
+	if err := checkFills(op); err != nil {
+		return nil, err
+	}
 	res := new(conformpb.ReceiveResult)
 	for i, in := range op.Inputs {
 		sub := im.NewSubscriber(im.NewReader())
@@ -168,7 +174,7 @@ func (im *Impl) receive(op *conformpb.Receive) (*conformpb.ReceiveResult, error)
 			out.Events = append(out.Events, e)
 		}
 		for _, c := range in.Chunks {
-			b, err := x.expand(c)
+			b, err := Expand(c)
 			if err != nil {
 				return nil, fmt.Errorf("input %d: %w", i, err)
 			}
