@@ -120,9 +120,10 @@ type Env struct {
 	// that admits only user with password, for the case in which
 	// credentials must matter, and returns its URL (nats://host:port,
 	// without the credentials) and a func that stops it. Nil when the run
-	// cannot start one; the case then ends as a harness error. It is a function the run gives, not a server the
-	// cases start, so that the cases, and every program that links them,
-	// leave the NATS server's code to the one program that runs it.
+	// cannot start one; the case then ends as a harness error. The run
+	// gives the function, rather than the cases starting a server, so that
+	// the cases, and every program that links them, leave the NATS
+	// server's code to the programs that run one.
 	CredentialBroker func(ctx context.Context, user, password string) (url string, stop func(), err error)
 	// Peer is the tcp://host:port of a device observed with no shim
 	// (conform run --peer), or empty.

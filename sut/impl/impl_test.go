@@ -30,27 +30,29 @@ func TestFillsAreBoundedPerRequest(t *testing.T) {
 	tests := []struct {
 		name string
 		op   Op
+		over int                            // fills that pass MaxExpansion together
 		req  func(n int) *conformpb.Request // a request of n fills
 	}{
-		{"read_frames, one input", Handler(ReadFrames), func(n int) *conformpb.Request {
+		{"read_frames, one input", Handler(ReadFrames), over, func(n int) *conformpb.Request {
 			return &conformpb.Request{Op: &conformpb.Request_ReadFrames{ReadFrames: &conformpb.ReadFrames{
 				Inputs: []*conformpb.ReadInput{{Chunks: fills(n)}}}}}
 		}},
-		{"receive, an input per fill", Handler(Receive), func(n int) *conformpb.Request {
+		{"receive, an input per fill", Handler(Receive), over, func(n int) *conformpb.Request {
 			op := &conformpb.Receive{}
 			for range n {
 				op.Inputs = append(op.Inputs, &conformpb.ReadInput{Chunks: fills(1)})
 			}
 			return &conformpb.Request{Op: &conformpb.Request_Receive{Receive: op}}
 		}},
-		{"write_frames, an input per fill", Handler(WriteFrames), func(n int) *conformpb.Request {
+		// 1 MiB payloads: a frame's payload is bounded.
+		{"write_frames, an input per fill", Handler(WriteFrames), MaxExpansion>>20 + 1, func(n int) *conformpb.Request {
 			op := &conformpb.WriteFrames{}
 			for range n {
 				op.Inputs = append(op.Inputs, &conformpb.WriteInput{Payload: &conformpb.Blob{Fill: &conformpb.Fill{Length: 1 << 20, Pattern: []byte{1}}}})
 			}
 			return &conformpb.Request{Op: &conformpb.Request_WriteFrames{WriteFrames: op}}
 		}},
-		{"receive_connections, a segment per fill", Handler(ReceiveConnections), func(n int) *conformpb.Request {
+		{"receive_connections, a segment per fill", Handler(ReceiveConnections), over, func(n int) *conformpb.Request {
 			in := &conformpb.ConnectionsInput{}
 			for i := range n {
 				in.Segments = append(in.Segments, &conformpb.ConnectionSegment{Connection: uint64(i), Bytes: fill})
@@ -60,11 +62,7 @@ func TestFillsAreBoundedPerRequest(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			n := over
-			if tt.name == "write_frames, an input per fill" {
-				n = MaxExpansion>>20 + 1 // 1 MiB payloads: a frame's payload is bounded
-			}
-			req := tt.req(n)
+			req := tt.req(tt.over)
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
 			resp := reference(tt.op).Handle(context.Background(), req)
@@ -219,4 +217,34 @@ func BenchmarkExpand(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkCheckFills measures the expansion check on a read_frames
+// request of 10 inputs of 20 small chunks, beside the op it guards.
+func BenchmarkCheckFills(b *testing.B) {
+	op := &conformpb.ReadFrames{}
+	for range 10 {
+		in := &conformpb.ReadInput{}
+		for range 20 {
+			in.Chunks = append(in.Chunks, &conformpb.Blob{Data: []byte{0, 0, 0, 1, 7}})
+		}
+		op.Inputs = append(op.Inputs, in)
+	}
+	b.Run("check", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := checkFills(chunks(op.Inputs)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("read_frames", func(b *testing.B) {
+		b.ReportAllocs()
+		im := Reference()
+		for b.Loop() {
+			if _, err := ReadFrames(context.Background(), im, op); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -217,7 +217,16 @@ func (im *Impl) driveQueue(op *conformpb.DriveQueue) *conformpb.DriveQueueResult
 }
 
 func (im *Impl) receiveConnections(op *conformpb.ReceiveConnections) (*conformpb.ReceiveConnectionsResult, error) {
-	if err := checkFills(op); err != nil {
+	segments := func(yield func(*conformpb.Blob) bool) {
+		for _, in := range op.Inputs {
+			for _, seg := range in.GetSegments() {
+				if !yield(seg.GetBytes()) {
+					return
+				}
+			}
+		}
+	}
+	if err := checkFills(segments); err != nil {
 		return nil, err
 	}
 	res := new(conformpb.ReceiveConnectionsResult)

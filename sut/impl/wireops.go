@@ -12,7 +12,7 @@ import (
 )
 
 func (im *Impl) readFrames(op *conformpb.ReadFrames) (*conformpb.ReadFramesResult, error) {
-	if err := checkFills(op); err != nil {
+	if err := checkFills(chunks(op.Inputs)); err != nil {
 		return nil, err
 	}
 	res := new(conformpb.ReadFramesResult)
@@ -84,7 +84,14 @@ func (im *Impl) readOne(in *conformpb.ReadInput) (*conformpb.ReadOutput, error) 
 }
 
 func (im *Impl) writeFrames(ctx context.Context, op *conformpb.WriteFrames) (*conformpb.WriteFramesResult, error) {
-	if err := checkFills(op); err != nil {
+	payloads := func(yield func(*conformpb.Blob) bool) {
+		for _, in := range op.Inputs {
+			if !yield(in.GetPayload()) {
+				return
+			}
+		}
+	}
+	if err := checkFills(payloads); err != nil {
 		return nil, err
 	}
 	res := new(conformpb.WriteFramesResult)
@@ -148,7 +155,7 @@ func (s *shortSink) Write(p []byte) (int, error) {
 }
 
 func (im *Impl) receive(op *conformpb.Receive) (*conformpb.ReceiveResult, error) {
-	if err := checkFills(op); err != nil {
+	if err := checkFills(chunks(op.Inputs)); err != nil {
 		return nil, err
 	}
 	res := new(conformpb.ReceiveResult)
