@@ -173,11 +173,11 @@ func (mz *minimizer) message(inputs []proto.Message, m protoreflect.Message, top
 						nl.Append(vals[j])
 					}
 				}
+				// Each candidate is set before it is tried and the one kept
+				// after the last: nothing needs restoring in between.
 				keep := ddmin(len(vals), func(k []int) bool {
 					set(k)
-					ok := mz.test(inputs)
-					set(all(len(vals)))
-					return ok
+					return mz.test(inputs)
 				})
 				set(keep)
 				if len(keep) == 0 {
@@ -240,19 +240,9 @@ func (mz *minimizer) bytes(b []byte, set func([]byte), inputs []proto.Message) [
 	}
 	keep := ddmin(n, func(k []int) bool {
 		set(build(k))
-		ok := mz.test(inputs)
-		set(b)
-		return ok
+		return mz.test(inputs)
 	})
 	return build(keep)
-}
-
-func all(n int) []int {
-	out := make([]int, n)
-	for i := range out {
-		out[i] = i
-	}
-	return out
 }
 
 // join tries the bytes of a list of chunks (reads, rope segments) as one
