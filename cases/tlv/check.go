@@ -125,27 +125,24 @@ func ropeOf(segs ...[]byte) *conformpb.TlvRope { return &conformpb.TlvRope{Segme
 // showRope writes a rope's bytes with " | " at each segment boundary, cut
 // after 256 bytes.
 func showRope(r *conformpb.TlvRope) string {
+	const limit = 256
 	var sb strings.Builder
 	n := 0
 	for i, s := range r.GetSegments() {
 		if i > 0 {
 			sb.WriteString(" | ")
 		}
-		for j, c := range s {
-			if n == 256 {
-				total := 0
-				for _, s := range r.GetSegments() {
-					total += len(s)
-				}
-				fmt.Fprintf(&sb, " … (%d bytes in %d segments)", total, len(r.GetSegments()))
-				return sb.String()
+		if n+len(s) > limit {
+			sb.WriteString(corpus.FormatHex(s[:limit-n]))
+			total := 0
+			for _, s := range r.GetSegments() {
+				total += len(s)
 			}
-			if j > 0 {
-				sb.WriteByte(' ')
-			}
-			fmt.Fprintf(&sb, "%02x", c)
-			n++
+			fmt.Fprintf(&sb, " … (%d bytes in %d segments)", total, len(r.GetSegments()))
+			return sb.String()
 		}
+		sb.WriteString(corpus.FormatHex(s))
+		n += len(s)
 	}
 	return sb.String()
 }
