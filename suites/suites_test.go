@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"testing"
@@ -116,6 +117,14 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		os.Exit(0)
+	}
+	// The mutation table allocates fast beside a live heap of 65 MB (95 MB
+	// at the 90th percentile): with the collector's default target it ran
+	// 262 collections, a fifth of the package's CPU time. Twice the target
+	// costs about 250 MB more at the peak (570-600 MB) and saves 6-8 of
+	// the table's 46-52 user CPU-seconds. GOGC, when set, wins.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(200)
 	}
 	os.Exit(m.Run())
 }
