@@ -3,6 +3,7 @@ package impl
 import (
 	"bytes"
 	"context"
+	"math"
 	"os"
 	"os/exec"
 	"regexp"
@@ -76,6 +77,32 @@ func TestFillsAreBoundedPerRequest(t *testing.T) {
 			// Within the bound, the same fills are expanded and answered.
 			if resp := reference(tt.op).Handle(context.Background(), tt.req(2)); resp.GetError() != nil {
 				t.Fatalf("two fills refused: %v", resp.GetError())
+			}
+		})
+	}
+}
+
+// TestCheckFillsSums: the bound is on the sum of a request's fills, up to
+// and including MaxExpansion, and a sum that wraps past 2^64 is refused
+// rather than read as a few bytes.
+func TestCheckFillsSums(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		lengths []uint64
+		refused bool
+	}{
+		{"no fills", nil, false},
+		{"exactly the bound", []uint64{MaxExpansion / 2, MaxExpansion / 2}, false},
+		{"a byte over", []uint64{MaxExpansion / 2, MaxExpansion/2 + 1}, true},
+		{"a sum that wraps", []uint64{2, math.MaxUint64}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var blobs []*conformpb.Blob
+			for _, n := range tt.lengths {
+				blobs = append(blobs, &conformpb.Blob{Fill: &conformpb.Fill{Length: n, Pattern: []byte{1}}})
+			}
+			if err := checkFills(slices.Values(blobs)); (err != nil) != tt.refused {
+				t.Errorf("checkFills(%v) = %v, want refused %v", tt.lengths, err, tt.refused)
 			}
 		})
 	}
