@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -89,6 +90,8 @@ func TestLiveSubscribeCutShort(t *testing.T) {
 func TestLiveMutants(t *testing.T) {
 	t.Parallel()
 	pool := testSeeds(t)
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	for _, tc := range []struct {
 		target  string
 		mutants []string
@@ -104,35 +107,40 @@ func TestLiveMutants(t *testing.T) {
 		}
 		budget := uint64(len(pool.For(tg))) + tc.extra
 		for _, name := range tc.mutants {
-			t.Run(tc.target+"/"+name, func(t *testing.T) {
-				t.Parallel()
-				m, ok := suites.Default().Mutant(name)
-				if !ok {
-					t.Fatalf("no mutant %s", name)
-				}
-				spec := "builtin:mutant/" + name
-				e := liveEngine(pool, spec, m.Apply(suites.Default().Reference()))
-				// A socket that receives nothing costs a whole collect wait
-				// per minimisation step: what is claimed here is the finding
-				// and its replay, so minimisation gets about one step.
-				e.MinimizeFor = dopplerCollectWait
-				ctx, cancel := context.WithCancel(context.Background())
-				defer cancel()
-				var found *Finding
-				e.RunRange(ctx, tg, 0, budget, func(f *Finding) error { found = f; cancel(); return nil }, nil)
-				if found == nil {
-					t.Fatalf("no finding in %d inputs", e.Execs)
-				}
-				t.Logf("%s: %s", found.Signature, found.Detail)
-				if !tc.replays {
-					return
-				}
-				if ok, _, err := liveEngine(pool, spec, m.Apply(suites.Default().Reference())).Replay(context.Background(), found); err != nil || !ok {
-					t.Errorf("finding %s does not replay against the mutant: %v", found.Signature, err)
-				}
-				if ok, others, _ := liveEngine(pool, "builtin:reference", suites.Default().Reference()).Replay(context.Background(), found); ok || len(others) > 0 {
-					t.Errorf("finding %s reproduces against the reference", found.Signature)
-				}
+			// The mutants run at once, in this test's parallel slot: they
+			// wait on sockets (names-misderived waits out a silent socket
+			// four times), and as parallel subtests they would queue behind
+			// every test that computes before the first wait began.
+			wg.Go(func() {
+				t.Run(tc.target+"/"+name, func(t *testing.T) {
+					m, ok := suites.Default().Mutant(name)
+					if !ok {
+						t.Fatalf("no mutant %s", name)
+					}
+					spec := "builtin:mutant/" + name
+					e := liveEngine(pool, spec, m.Apply(suites.Default().Reference()))
+					// A socket that receives nothing costs a whole collect wait
+					// per minimisation step: what is claimed here is the finding
+					// and its replay, so minimisation gets about one step.
+					e.MinimizeFor = dopplerCollectWait
+					ctx, cancel := context.WithCancel(context.Background())
+					defer cancel()
+					var found *Finding
+					e.RunRange(ctx, tg, 0, budget, func(f *Finding) error { found = f; cancel(); return nil }, nil)
+					if found == nil {
+						t.Fatalf("no finding in %d inputs", e.Execs)
+					}
+					t.Logf("%s: %s", found.Signature, found.Detail)
+					if !tc.replays {
+						return
+					}
+					if ok, _, err := liveEngine(pool, spec, m.Apply(suites.Default().Reference())).Replay(context.Background(), found); err != nil || !ok {
+						t.Errorf("finding %s does not replay against the mutant: %v", found.Signature, err)
+					}
+					if ok, others, _ := liveEngine(pool, "builtin:reference", suites.Default().Reference()).Replay(context.Background(), found); ok || len(others) > 0 {
+						t.Errorf("finding %s reproduces against the reference", found.Signature)
+					}
+				})
 			})
 		}
 	}
