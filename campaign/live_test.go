@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/conform-suite/conform/internal/waittest"
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
 	messagepb "github.com/conform-suite/conform/proto/ranvier/message/v1"
 	dp "github.com/conform-suite/conform/ref/doppler"
@@ -90,8 +90,8 @@ func TestLiveSubscribeCutShort(t *testing.T) {
 func TestLiveMutants(t *testing.T) {
 	t.Parallel()
 	pool := testSeeds(t)
-	var wg sync.WaitGroup
-	defer wg.Wait()
+	var g waittest.Group
+	defer g.Wait()
 	for _, tc := range []struct {
 		target  string
 		mutants []string
@@ -107,40 +107,37 @@ func TestLiveMutants(t *testing.T) {
 		}
 		budget := uint64(len(pool.For(tg))) + tc.extra
 		for _, name := range tc.mutants {
-			// The mutants run at once, in this test's parallel slot: they
-			// wait on sockets (names-misderived waits out a silent socket
-			// four times), and as parallel subtests they would queue behind
-			// every test that computes before the first wait began.
-			wg.Go(func() {
-				t.Run(tc.target+"/"+name, func(t *testing.T) {
-					m, ok := suites.Default().Mutant(name)
-					if !ok {
-						t.Fatalf("no mutant %s", name)
-					}
-					spec := "builtin:mutant/" + name
-					e := liveEngine(pool, spec, m.Apply(suites.Default().Reference()))
-					// A socket that receives nothing costs a whole collect wait
-					// per minimisation step: what is claimed here is the finding
-					// and its replay, so minimisation gets about one step.
-					e.MinimizeFor = dopplerCollectWait
-					ctx, cancel := context.WithCancel(context.Background())
-					defer cancel()
-					var found *Finding
-					e.RunRange(ctx, tg, 0, budget, func(f *Finding) error { found = f; cancel(); return nil }, nil)
-					if found == nil {
-						t.Fatalf("no finding in %d inputs", e.Execs)
-					}
-					t.Logf("%s: %s", found.Signature, found.Detail)
-					if !tc.replays {
-						return
-					}
-					if ok, _, err := liveEngine(pool, spec, m.Apply(suites.Default().Reference())).Replay(context.Background(), found); err != nil || !ok {
-						t.Errorf("finding %s does not replay against the mutant: %v", found.Signature, err)
-					}
-					if ok, others, _ := liveEngine(pool, "builtin:reference", suites.Default().Reference()).Replay(context.Background(), found); ok || len(others) > 0 {
-						t.Errorf("finding %s reproduces against the reference", found.Signature)
-					}
-				})
+			// The mutants wait on sockets: names-misderived waits out a
+			// silent socket four times (33 s), and as a parallel subtest it
+			// began only after the 245 of TestMutantsFound.
+			g.Run(t, tc.target+"/"+name, func(t *testing.T) {
+				m, ok := suites.Default().Mutant(name)
+				if !ok {
+					t.Fatalf("no mutant %s", name)
+				}
+				spec := "builtin:mutant/" + name
+				e := liveEngine(pool, spec, m.Apply(suites.Default().Reference()))
+				// A socket that receives nothing costs a whole collect wait
+				// per minimisation step: what is claimed here is the finding
+				// and its replay, so minimisation gets about one step.
+				e.MinimizeFor = dopplerCollectWait
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				var found *Finding
+				e.RunRange(ctx, tg, 0, budget, func(f *Finding) error { found = f; cancel(); return nil }, nil)
+				if found == nil {
+					t.Fatalf("no finding in %d inputs", e.Execs)
+				}
+				t.Logf("%s: %s", found.Signature, found.Detail)
+				if !tc.replays {
+					return
+				}
+				if ok, _, err := liveEngine(pool, spec, m.Apply(suites.Default().Reference())).Replay(context.Background(), found); err != nil || !ok {
+					t.Errorf("finding %s does not replay against the mutant: %v", found.Signature, err)
+				}
+				if ok, others, _ := liveEngine(pool, "builtin:reference", suites.Default().Reference()).Replay(context.Background(), found); ok || len(others) > 0 {
+					t.Errorf("finding %s reproduces against the reference", found.Signature)
+				}
 			})
 		}
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/conform-suite/conform/campaign"
 	"github.com/conform-suite/conform/internal/hang"
+	"github.com/conform-suite/conform/internal/waittest"
 	"github.com/conform-suite/conform/suites"
 	"github.com/conform-suite/conform/sut/builtin"
 	"github.com/conform-suite/conform/sut/fault"
@@ -209,13 +210,17 @@ func TestFuzzFaultSUTs(t *testing.T) {
 	// The op timeout bounds every restart's Hello too, so it leaves a
 	// loaded machine room to start the fault's process; only the hang pays
 	// it per op, and so runs fewer inputs.
+	var g waittest.Group
+	defer g.Wait()
 	for _, tc := range []struct{ fault, kind, timeout, execs string }{
 		{"crash", campaign.KindCrash, "10s", "600"},
 		{"hang", campaign.KindTimeout, "2s", "60"},
 		{"garbage", campaign.KindProtocol, "10s", "600"},
 	} {
-		t.Run(tc.fault, func(t *testing.T) {
-			t.Parallel()
+		// At once in this test's place: the hang's seven restarts wait
+		// 14 s on its timeouts, and as a parallel subtest it began
+		// behind the package's other tests.
+		g.Run(t, tc.fault, func(t *testing.T) {
 			out := t.TempDir()
 			mark := processMark(t)
 			r := conform(t, 90*time.Second, []string{fault.EnvAfter + "=3", mark}, "fuzz", "--sut", "builtin:fault/"+tc.fault,

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/conform-suite/conform/internal/waittest"
 	"github.com/conform-suite/conform/reports"
 )
 
@@ -108,6 +109,8 @@ func TestLiveObservationProfile(t *testing.T) {
 	// Big samples through a small send buffer, so that a slow reader makes
 	// the publisher's writes stop part-way.
 	heavy := []string{"--size", "32768", "--interval", "20ms", "--threads", "1", "--send-buffer", "8192"}
+	var g waittest.Group
+	defer g.Wait()
 	for _, tc := range []struct {
 		name   string
 		args   []string
@@ -120,8 +123,9 @@ func TestLiveObservationProfile(t *testing.T) {
 		{"publisher-sends-before-request", []string{"--mutant", "publisher-sends-before-request"}, []string{"live/4.1/*"}, 1, "live/4.1/publisher-nothing-before-request"},
 		{"publisher-resends-whole-buffer", append([]string{"--mutant", "publisher-resends-whole-buffer"}, heavy...), []string{"live/1.4/*"}, 1, "live/1.4/publisher-resumes-partial-write"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
+		// At once in this test's place: each run mostly waits on the
+		// publisher's intervals.
+		g.Run(t, tc.name, func(t *testing.T) {
 			peer := startLivePublisher(t, tc.args...)
 			out := filepath.Join(t.TempDir(), "record.json")
 			args := []string{"run", "--peer", peer, "--profile", "ranvier-publisher", "--json", out}

@@ -14,6 +14,8 @@ import (
 	"flag"
 	"runtime"
 	"strconv"
+	"sync"
+	"testing"
 )
 
 // Parallel returns how many parallel tests a waiting package runs at once
@@ -33,3 +35,23 @@ func Widen() {
 		_ = flag.Set("test.parallel", strconv.Itoa(Parallel()))
 	}
 }
+
+// A Group runs subtests that mostly wait all at once, in the place their
+// parent holds among the package's parallel tests. As parallel subtests
+// each would wait for a place of its own, queued behind every parallel
+// test that asked before it, computing tests included, and a test that
+// spends half a minute waiting on a silent socket would begin only once
+// those had run.
+//
+// The zero Group is ready to use.
+type Group struct{ wg sync.WaitGroup }
+
+// Run starts f as the subtest name of t and returns at once.
+func (g *Group) Run(t *testing.T, name string, f func(*testing.T)) {
+	g.wg.Go(func() { t.Run(name, f) })
+}
+
+// Wait returns when every subtest Run started has ended. The parent must
+// call it (or defer it) before it returns: testing refuses a subtest
+// started after its parent ended.
+func (g *Group) Wait() { g.wg.Wait() }

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"runtime"
 	"strconv"
+	"sync"
 	"testing"
 )
 
@@ -34,4 +35,22 @@ func TestWiden(t *testing.T) {
 	if got := f.Value.String(); got != want {
 		t.Errorf("-test.parallel %s after Widen (given on the command line: %v), want %s", got, explicit, want)
 	}
+}
+
+// TestGroupRunsAtOnce: every subtest of a Group is under way before any
+// ends. Each waits at a barrier until all have reached it, so subtests
+// that ran one after another, or n at a time, would never end; the test
+// is then cut by go test's -timeout.
+func TestGroupRunsAtOnce(t *testing.T) {
+	const n = 8
+	var arrived sync.WaitGroup
+	arrived.Add(n)
+	var g Group
+	for i := range n {
+		g.Run(t, strconv.Itoa(i), func(t *testing.T) {
+			arrived.Done()
+			arrived.Wait()
+		})
+	}
+	g.Wait()
 }
