@@ -1,14 +1,15 @@
-package corpus
+package corpus_test
 
 import (
 	"testing"
 
+	"github.com/conform-suite/conform/corpus"
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
 )
 
 func hexOf(t *testing.T, s string) []byte {
 	t.Helper()
-	var b Bytes
+	var b corpus.Bytes
 	if err := b.UnmarshalJSON([]byte(`"` + s + `"`)); err != nil {
 		t.Fatal(err)
 	}
@@ -37,21 +38,21 @@ func TestMatchTLVs(t *testing.T) {
 		ok               bool
 	}{
 		{"", valueX, valueX, true},
-		{MatchExact, valueX, valueXLL, false},
-		{MatchTLV, valueX, valueXLL, true},
-		{MatchTLV, settings, settingsLL, true},
-		{MatchTLV, valueX, valueXTS, false},     // trailer bits at rest
-		{MatchTLV, valueX, valueXRunsOn, false}, // bytes after the TLV
-		{MatchTLV, listAB, listBA, false},       // children in order
-		{MatchList, listAB, listBA, true},
-		{MatchList, listAB, listBAPoint, true}, // any PL container, any header form
-		{MatchList, listAB, listAA, false},     // a multiset, not a set
-		{MatchList, listAB, valueX, false},
-		{MatchPairs, aclStarApp, aclAppStar, true},
-		{MatchPairs, aclStarApp, aclSwapped, false}, // pairs are kept whole
-		{MatchPairs, aclStarApp, listAB, false},     // the type is judged
+		{corpus.MatchExact, valueX, valueXLL, false},
+		{corpus.MatchTLV, valueX, valueXLL, true},
+		{corpus.MatchTLV, settings, settingsLL, true},
+		{corpus.MatchTLV, valueX, valueXTS, false},     // trailer bits at rest
+		{corpus.MatchTLV, valueX, valueXRunsOn, false}, // bytes after the TLV
+		{corpus.MatchTLV, listAB, listBA, false},       // children in order
+		{corpus.MatchList, listAB, listBA, true},
+		{corpus.MatchList, listAB, listBAPoint, true}, // any PL container, any header form
+		{corpus.MatchList, listAB, listAA, false},     // a multiset, not a set
+		{corpus.MatchList, listAB, valueX, false},
+		{corpus.MatchPairs, aclStarApp, aclAppStar, true},
+		{corpus.MatchPairs, aclStarApp, aclSwapped, false}, // pairs are kept whole
+		{corpus.MatchPairs, aclStarApp, listAB, false},     // the type is judged
 	} {
-		if got := MatchTLVs(c.match, hexOf(t, c.want), hexOf(t, c.got)); got != c.ok {
+		if got := corpus.MatchTLVs(c.match, hexOf(t, c.want), hexOf(t, c.got)); got != c.ok {
 			t.Errorf("MatchTLVs(%q, %s, %s) = %v, want %v", c.match, c.want, c.got, got, c.ok)
 		}
 	}
@@ -60,10 +61,10 @@ func TestMatchTLVs(t *testing.T) {
 // TestGraphStatusWords: "refused" takes any refusal, "any" anything, and a
 // code exactly itself.
 func TestGraphStatusWords(t *testing.T) {
-	v := &GraphVector{ID: "graph/v1/t", Steps: []GraphStep{
-		{Op: "register", Path: "/a", Expect: &GraphExpect{Status: StatusRefused, Deliveries: []GraphDelivery{}}},
-		{Op: "register", Path: "/b", Expect: &GraphExpect{Status: StatusAny, Deliveries: []GraphDelivery{}}},
-		{Op: "register", Path: "/c", Expect: &GraphExpect{Status: "0x0021 tr::path::invalid", Deliveries: []GraphDelivery{}}},
+	v := &corpus.GraphVector{ID: "graph/v1/t", Steps: []corpus.GraphStep{
+		{Op: "register", Path: "/a", Expect: &corpus.GraphExpect{Status: corpus.StatusRefused, Deliveries: []corpus.GraphDelivery{}}},
+		{Op: "register", Path: "/b", Expect: &corpus.GraphExpect{Status: corpus.StatusAny, Deliveries: []corpus.GraphDelivery{}}},
+		{Op: "register", Path: "/c", Expect: &corpus.GraphExpect{Status: "0x0021 tr::path::invalid", Deliveries: []corpus.GraphDelivery{}}},
 	}}
 	for _, c := range []struct {
 		statuses []uint32
@@ -89,28 +90,34 @@ func TestGraphStatusWords(t *testing.T) {
 // TestGraphWakesInAnyOrder: the awaits one step completes are compared as a
 // set, each with its own status.
 func TestGraphWakesInAnyOrder(t *testing.T) {
-	want := []GraphWakeExpect{{Step: 1, Status: "0x0020 tr::path::not_found"}, {Step: 2, Value: hexOf(t, "01 00 01 00 78"), Match: MatchTLV}}
+	want := []corpus.GraphWakeExpect{{Step: 1, Status: "0x0020 tr::path::not_found"}, {Step: 2, Value: hexOf(t, "01 00 01 00 78"), Match: corpus.MatchTLV}}
 	got := []*conformpb.GraphWake{{Step: 2, Value: hexOf(t, "01 02 01 00 00 00 78")}, {Step: 1, Status: 0x20}}
-	if ms := checkWakes(3, want, got); len(ms) != 0 {
+	v := &corpus.GraphVector{ID: "graph/v1/t", Steps: []corpus.GraphStep{
+		{Op: "await", Path: "/a"},
+		{Op: "await", Path: "/b"},
+		{Op: "write", Path: "/b", Value: hexOf(t, "01 00 01 00 78"), Expect: &corpus.GraphExpect{Status: corpus.StatusAny, Deliveries: []corpus.GraphDelivery{}, Wakes: want}},
+	}}
+	out := &conformpb.GraphScriptOutput{Replies: []*conformpb.GraphReply{{}, {}, {Wakes: got}}}
+	if ms := v.Check(out); len(ms) != 0 {
 		t.Errorf("wakes in another order: %v", ms)
 	}
 	got[1].Status = 0x21
-	if ms := checkWakes(3, want, got); len(ms) != 1 {
-		t.Errorf("a wake with another status: %v", ms)
+	if ms := v.Check(out); len(ms) != 1 || ms[0].Step != 2 {
+		t.Errorf("a wake with another status: %v, want one mismatch, at step 2", ms)
 	}
 }
 
 // TestGraphStepDescribe: a step's line names everything the step carries.
 func TestGraphStepDescribe(t *testing.T) {
 	for _, c := range []struct {
-		st   GraphStep
+		st   corpus.GraphStep
 		want string
 	}{
-		{GraphStep{Op: "write", Caller: "app", Path: "/v", Value: hexOf(t, "01 00 01 00 31")}, "app write /v = 01 00 01 00 31"},
-		{GraphStep{Op: "acl", Path: "/v", Rights: 3, Grants: map[string]uint32{"b": 1, "a": 63}}, "acl /v default 3 a=63 b=1"},
-		{GraphStep{Op: "declare", Path: "/v", Fields: []GraphAppField{{Name: "g", Access: "rw", Initial: hexOf(t, "01 00 00 00")}}}, "declare /v g(rw)=01 00 00 00"},
-		{GraphStep{Op: "evict", Link: ""}, `evict ""`},
-		{GraphStep{Op: "depth", Path: "/s", Keep: 4}, "depth /s 4"},
+		{corpus.GraphStep{Op: "write", Caller: "app", Path: "/v", Value: hexOf(t, "01 00 01 00 31")}, "app write /v = 01 00 01 00 31"},
+		{corpus.GraphStep{Op: "acl", Path: "/v", Rights: 3, Grants: map[string]uint32{"b": 1, "a": 63}}, "acl /v default 3 a=63 b=1"},
+		{corpus.GraphStep{Op: "declare", Path: "/v", Fields: []corpus.GraphAppField{{Name: "g", Access: "rw", Initial: hexOf(t, "01 00 00 00")}}}, "declare /v g(rw)=01 00 00 00"},
+		{corpus.GraphStep{Op: "evict", Link: ""}, `evict ""`},
+		{corpus.GraphStep{Op: "depth", Path: "/s", Keep: 4}, "depth /s 4"},
 	} {
 		if got := c.st.Describe(); got != c.want {
 			t.Errorf("Describe() = %q, want %q", got, c.want)
