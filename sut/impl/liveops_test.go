@@ -8,9 +8,18 @@ import (
 
 	"github.com/conform-suite/conform/live/peer"
 	conformpb "github.com/conform-suite/conform/proto/conform/v1"
-	"github.com/conform-suite/conform/suites"
 	"github.com/conform-suite/conform/sut/impl"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
+
+// liveReference returns the reference answering the live op, and only it:
+// these tests are of that op's handler.
+func liveReference() *impl.Impl {
+	im := impl.Reference()
+	op := impl.Handler(impl.Live)
+	im.Ops = map[protoreflect.FullName]impl.OpHandler{op.Message: op.Handle}
+	return im
+}
 
 func liveDo(t *testing.T, im *impl.Impl, op *conformpb.LiveOp) (*conformpb.LiveResult, string) {
 	t.Helper()
@@ -28,7 +37,7 @@ func liveDo(t *testing.T, im *impl.Impl, op *conformpb.LiveOp) (*conformpb.LiveR
 // publish ops, feeds the reference's subscriber, reached through the
 // subscribe and report ops, on loopback.
 func TestLiveOpsRoundTrip(t *testing.T) {
-	im := suites.Default().Reference()
+	im := liveReference()
 	r, msg := liveDo(t, im, &conformpb.LiveOp{Op: &conformpb.LiveOp_ListenPublisher{ListenPublisher: &conformpb.LiveListenPublisher{
 		Streams: []*conformpb.LiveStream{{Name: "gaze", SchemaId: "s.Gaze"}, {Name: "gaze", SourceClockDomain: "device.1"}},
 	}}})
@@ -86,7 +95,7 @@ func TestLiveOpsRoundTrip(t *testing.T) {
 // TestLiveOpsBounded: a wait that runs out answers with what it has, an
 // address off loopback is refused, and an unknown handle is an error.
 func TestLiveOpsBounded(t *testing.T) {
-	im := suites.Default().Reference()
+	im := liveReference()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	pp, err := peer.ListenPublisher(ctx, peer.Limits{})
