@@ -1,30 +1,21 @@
 package reports
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/conform-suite/conform/internal/schemacheck"
 )
 
 // TestRecordMatchesSchema validates records holding every field of the Go
 // types — profile verdicts, a start error, a lost SUT, an applied baseline
 // — against record.schema.json, so that the two cannot drift apart.
 func TestRecordMatchesSchema(t *testing.T) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(Schema))
+	s, err := schemacheck.Compile(SchemaID, Schema)
 	if err != nil {
 		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource(SchemaID, doc); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile(SchemaID)
-	if err != nil {
-		t.Fatalf("compiling record.schema.json: %v", err)
 	}
 	full := fixture()
 	full.MustInCatalogue = map[string]int{"wire": 40, "streams": 12}
@@ -49,11 +40,7 @@ func TestRecordMatchesSchema(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		v, err := jsonschema.UnmarshalJSON(bytes.NewReader(js))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Validate(v); err != nil {
+		if err := s.Validate(js); err != nil {
 			t.Errorf("%s: the record does not match record.schema.json: %v\n%s", name, err, js)
 		}
 	}

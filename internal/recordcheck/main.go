@@ -10,12 +10,12 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
+	"io"
 	"os"
 
+	"github.com/conform-suite/conform/internal/schemacheck"
 	"github.com/conform-suite/conform/reports"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 func main() {
@@ -26,23 +26,15 @@ func main() {
 }
 
 func check() error {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(reports.Schema))
+	s, err := schemacheck.Compile(reports.SchemaID, reports.Schema)
 	if err != nil {
-		return fmt.Errorf("reading record.schema.json: %w", err)
+		return err
 	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource(reports.SchemaID, doc); err != nil {
-		return fmt.Errorf("reading record.schema.json: %w", err)
-	}
-	s, err := c.Compile(reports.SchemaID)
+	record, err := io.ReadAll(os.Stdin)
 	if err != nil {
-		return fmt.Errorf("compiling record.schema.json: %w", err)
+		return fmt.Errorf("reading the record: %w", err)
 	}
-	v, err := jsonschema.UnmarshalJSON(os.Stdin)
-	if err != nil {
-		return fmt.Errorf("the record is not JSON: %w", err)
-	}
-	if err := s.Validate(v); err != nil {
+	if err := s.Validate(record); err != nil {
 		return fmt.Errorf("the record does not match record.schema.json: %w", err)
 	}
 	return nil
